@@ -1,0 +1,146 @@
+/**
+ * Pipe-backed processes: separate stdout and stderr, stdin closed unless
+ * asked for, each child in a session (and process group) of its own.
+ *
+ * @module
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import type { Readable } from "node:stream";
+import type { StreamName, TerminalSize } from "../protocol/methods.ts";
+import { ExitDrain } from "./exit_drain.ts";
+import { signalName } from "./signals.ts";
+import { signalGroup } from "./kill_tree.ts";
+import { checkCwd, SpawnCheckError } from "./spawn_checks.ts";
+import {
+  type ExitStatus,
+  NotATerminalError,
+  type ProcessHandle,
+  type SpawnRequest,
+  StdinClosedError,
+} from "./types.ts";
+import { constants } from "node:os";
+
+/**
+ * Start a child on pipes. Resolves once the child exists.
+ *
+ * @throws {SpawnCheckError} when the program or cwd cannot be used
+ */
+export async function spawnPipeProcess(req: SpawnRequest): Promise<ProcessHandle> {
+  await checkCwd(req.cwd);
+  const child = spawn(req.argv[0], req.argv.slice(1), {
+    cwd: req.cwd,
+    env: req.env,
+    argv0: req.arg0 ?? req.argv[0],
+    detached: true,
+    stdio: [req.pipeStdin ? "pipe" : "ignore", "pipe", "pipe"],
+    windowsHide: true,
+  });
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error & { code?: string }) => {
+      child.off("spawn", onSpawn);
+      const errno = err.code ?? "EIO";
+      reject(new SpawnCheckError(`cannot start ${req.argv[0]}: ${errno}`, errno));
+    };
+    const onSpawn = () => {
+      child.off("error", onError);
+      resolve();
+    };
+    child.once("error", onError);
+    child.once("spawn", onSpawn);
+  });
+  return new PipeProcess(child, req);
+}
+
+class PipeProcess implements ProcessHandle {
+  readonly pid: number;
+  readonly finished: Promise<ExitStatus>;
+  #child: ChildProcess;
+  #stdinOpen: boolean;
+  #drain: ExitDrain;
+  #outputs: Readable[];
+
+  constructor(child: ChildProcess, req: SpawnRequest) {
+    this.#child = child;
+    this.pid = child.pid!;
+    this.#stdinOpen = req.pipeStdin && child.stdin !== null;
+    // A child that exits without reading leaves EPIPE on later writes;
+    // that is the write's failure to report, not a crash.
+    child.stdin?.on("error", () => {
+      this.#stdinOpen = false;
+    });
+    this.#outputs = [child.stdout!, child.stderr!];
+    let resolveFinished!: (s: ExitStatus) => void;
+    this.finished = new Promise((r) => resolveFinished = r);
+    this.#drain = new ExitDrain(2, req.drainQuietMs, (status, forced) => {
+      if (forced) { for (const s of this.#outputs) s.destroy(); }
+      resolveFinished(status);
+    });
+    const watch = (stream: Readable, name: StreamName) => {
+      let ended = false;
+      const end = () => {
+        if (ended) return;
+        ended = true;
+        this.#drain.streamEnded();
+      };
+      stream.on("data", (chunk: Uint8Array) => {
+        this.#drain.data();
+        req.onOutput(name, chunk);
+      });
+      stream.on("end", end);
+      stream.on("close", end);
+      stream.on("error", end);
+    };
+    watch(child.stdout!, "stdout");
+    watch(child.stderr!, "stderr");
+    child.on("exit", (code, signal) => {
+      this.#stdinOpen = false;
+      const signum = signal ? constants.signals[signal] : undefined;
+      this.#drain.exit(
+        signum !== undefined
+          ? { exitCode: 128 + signum, signal: signalName(signum) }
+          : { exitCode: code ?? 0, signal: null },
+      );
+    });
+  }
+
+  get stdinOpen(): boolean {
+    return this.#stdinOpen;
+  }
+
+  write(data: Uint8Array): Promise<void> {
+    const stdin = this.#child.stdin;
+    if (!this.#stdinOpen || !stdin) {
+      return Promise.reject(new StdinClosedError(this.pid));
+    }
+    return new Promise((resolve, reject) => {
+      stdin.write(data, (err) => err ? reject(err) : resolve());
+    });
+  }
+
+  closeStdin(): Promise<void> {
+    const stdin = this.#child.stdin;
+    if (!this.#stdinOpen || !stdin) {
+      return Promise.reject(new StdinClosedError(this.pid));
+    }
+    this.#stdinOpen = false;
+    return new Promise((resolve) => stdin.end(() => resolve()));
+  }
+
+  resize(_size: TerminalSize): void {
+    throw new NotATerminalError(this.pid);
+  }
+
+  signal(signal: string): void {
+    signalGroup(this.pid, signal);
+  }
+
+  pause(): void {
+    for (const s of this.#outputs) s.pause();
+    this.#drain.pause();
+  }
+
+  resume(): void {
+    for (const s of this.#outputs) s.resume();
+    this.#drain.resume();
+  }
+}

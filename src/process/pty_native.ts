@@ -1,0 +1,98 @@
+/**
+ * Loads node-pty's native addon on first use only, so that users of the
+ * client never load a native module. The addon is driven directly (not
+ * through node-pty's JavaScript wrapper) because the server must own the
+ * master fd: it decides when output is drained, and it writes through the
+ * fd's socket, which works under Deno where node-pty's own writes fail.
+ *
+ * @module
+ */
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import process from "node:process";
+
+/** What `pty.fork` returns. */
+export interface NativePtyFork {
+  /** The master side's fd (non-blocking). */
+  fd: number;
+  /** The child's pid; the child leads a new session. */
+  pid: number;
+  /** The slave side's path, e.g. `/dev/pts/3`. */
+  pty: string;
+}
+
+/** The part of node-pty's Unix addon that the server uses. */
+export interface NativePty {
+  fork(
+    file: string,
+    args: string[],
+    env: string[],
+    cwd: string,
+    cols: number,
+    rows: number,
+    uid: number,
+    gid: number,
+    utf8: boolean,
+    helperPath: string,
+    onExit: (code: number, signal: number) => void,
+  ): NativePtyFork;
+  resize(fd: number, cols: number, rows: number): void;
+}
+
+/** Thrown when node-pty's addon cannot be found or loaded. */
+export class PtyUnavailableError extends Error {
+  /** @param tried the paths that were tried, @param cause the last error */
+  constructor(tried: string[], cause: unknown) {
+    super(
+      `node-pty's native addon could not be loaded (tried ${tried.join(", ")}): ${
+        cause instanceof Error ? cause.message : String(cause)
+      }`,
+    );
+    this.name = "PtyUnavailableError";
+  }
+}
+
+let cached: NativePty | undefined;
+
+/**
+ * The native addon. A single-executable build provides it through
+ * `globalThis.__execServerPtyNative`; otherwise it is required from the
+ * installed `node-pty` package.
+ */
+export function loadNativePty(): NativePty {
+  if (cached) return cached;
+  const provided = (globalThis as { __execServerPtyNative?: () => NativePty })
+    .__execServerPtyNative;
+  if (provided) {
+    cached = provided();
+    return cached;
+  }
+  const require = createRequire(import.meta.url);
+  const tried: string[] = [];
+  let lastError: unknown;
+  let root: string | undefined;
+  try {
+    root = dirname(require.resolve("node-pty/package.json"));
+  } catch (err) {
+    lastError = err;
+    tried.push("node-pty/package.json");
+  }
+  if (root) {
+    for (
+      const rel of [
+        "build/Release/pty.node",
+        `prebuilds/${process.platform}-${process.arch}/pty.node`,
+      ]
+    ) {
+      const path = join(root, rel);
+      tried.push(path);
+      try {
+        cached = require(path) as NativePty;
+        return cached;
+      } catch (err) {
+        lastError = err;
+      }
+    }
+  }
+  throw new PtyUnavailableError(tried, lastError);
+}

@@ -1,0 +1,109 @@
+/**
+ * Newline framing for byte streams, with a size limit that is enforced
+ * while reading, so an endless line never sits in memory.
+ *
+ * @module
+ */
+
+/** One framing event: a complete line, or a line that was too long. */
+export type LineEvent =
+  | { kind: "line"; text: string }
+  | { kind: "tooLarge"; bytes: number; limit: number }
+  | { kind: "badUtf8"; bytes: number };
+
+/**
+ * Splits bytes into `\n`-terminated UTF-8 lines. Blank lines are skipped.
+ * A line longer than `maxBytes` is discarded as it arrives and reported
+ * once, when its newline is seen (or at the end).
+ *
+ * @example
+ * ```ts
+ * import { LineSplitter } from "./line_splitter.ts";
+ * const s = new LineSplitter(1024);
+ * s.push(new TextEncoder().encode('{"a":1}\n{"b"'));
+ * // -> [{ kind: "line", text: '{"a":1}' }]
+ * ```
+ */
+export class LineSplitter {
+  #maxBytes: number;
+  #parts: Uint8Array[] = [];
+  #partsBytes = 0;
+  #discarding = false;
+  #decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+  /** @param maxBytes the largest accepted line, without its newline */
+  constructor(maxBytes: number) {
+    this.#maxBytes = maxBytes;
+  }
+
+  /** Feed bytes; returns the events they complete. */
+  push(chunk: Uint8Array): LineEvent[] {
+    const events: LineEvent[] = [];
+    let start = 0;
+    while (start <= chunk.length) {
+      const nl = chunk.indexOf(0x0a, start);
+      const end = nl === -1 ? chunk.length : nl;
+      const size = end - start;
+      if (this.#discarding) {
+        this.#partsBytes += size;
+      } else if (this.#partsBytes + size > this.#maxBytes) {
+        this.#discarding = true;
+        this.#parts = [];
+        this.#partsBytes += size;
+      } else if (size > 0) {
+        this.#parts.push(chunk.subarray(start, end));
+        this.#partsBytes += size;
+      }
+      if (nl === -1) {
+        // Keep only a view when the chunk is ours to hold; copy to not pin
+        // a large transport buffer for a short tail.
+        const last = this.#parts.length - 1;
+        if (!this.#discarding && last >= 0 && this.#parts[last].buffer === chunk.buffer) {
+          this.#parts[last] = this.#parts[last].slice();
+        }
+        break;
+      }
+      this.#finishLine(events);
+      start = nl + 1;
+    }
+    return events;
+  }
+
+  /** Flush a final line that had no newline. */
+  end(): LineEvent[] {
+    const events: LineEvent[] = [];
+    if (this.#partsBytes > 0 || this.#discarding) this.#finishLine(events);
+    return events;
+  }
+
+  #finishLine(events: LineEvent[]): void {
+    const bytes = this.#partsBytes;
+    if (this.#discarding) {
+      events.push({ kind: "tooLarge", bytes, limit: this.#maxBytes });
+    } else if (bytes > 0) {
+      const line = this.#parts.length === 1 ? this.#parts[0] : concat(this.#parts, bytes);
+      let text: string | undefined;
+      try {
+        text = this.#decoder.decode(line);
+      } catch {
+        events.push({ kind: "badUtf8", bytes });
+      }
+      if (text !== undefined && text.trim().length > 0) {
+        events.push({ kind: "line", text });
+      }
+    }
+    this.#parts = [];
+    this.#partsBytes = 0;
+    this.#discarding = false;
+  }
+}
+
+function concat(parts: Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.length;
+  }
+  return out;
+}

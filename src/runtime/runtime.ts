@@ -1,0 +1,70 @@
+/**
+ * The few places where Deno and Node differ, behind one small surface.
+ * Nothing else in the tree looks at `globalThis.Deno`.
+ *
+ * @module
+ */
+import process from "node:process";
+import { Readable, Writable } from "node:stream";
+
+interface DenoLike {
+  version: { deno: string };
+  stdin: { readable: ReadableStream<Uint8Array> };
+  stdout: { writable: WritableStream<Uint8Array> };
+  addSignalListener(signal: string, handler: () => void): void;
+  execPath(): string;
+}
+
+const deno: DenoLike | undefined = (globalThis as { Deno?: DenoLike }).Deno;
+
+/** True when running under Deno. */
+export const isDeno: boolean = deno !== undefined;
+
+/**
+ * The runtime's name and version, e.g. `deno 2.9.6` or `node v20.20.2`.
+ * A Node single-executable build says so.
+ */
+export function runtimeDescription(): string {
+  if (deno) return `deno ${deno.version.deno}`;
+  const sea = isSingleExecutable() ? " (single executable)" : "";
+  return `node ${process.version}${sea}`;
+}
+
+/** True inside a Node single-executable application. */
+export function isSingleExecutable(): boolean {
+  if (deno) return false;
+  try {
+    // node:sea exists from Node 20; isSea() says whether we run as one.
+    const sea = (globalThis as { __execServerSea?: { isSea(): boolean } })
+      .__execServerSea;
+    return sea?.isSea() ?? false;
+  } catch {
+    return false;
+  }
+}
+
+/** The server's standard input as a Web stream of bytes. */
+export function stdinReadable(): ReadableStream<Uint8Array> {
+  if (deno) return deno.stdin.readable;
+  return Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>;
+}
+
+/** The server's standard output as a Web stream of bytes. */
+export function stdoutWritable(): WritableStream<Uint8Array> {
+  if (deno) return deno.stdout.writable;
+  return Writable.toWeb(process.stdout) as unknown as WritableStream<Uint8Array>;
+}
+
+/** Run `handler` when the server process receives `signal`. */
+export function onSignal(signal: "SIGTERM" | "SIGINT" | "SIGHUP", handler: () => void): void {
+  if (deno) {
+    deno.addSignalListener(signal, handler);
+    return;
+  }
+  process.on(signal, handler);
+}
+
+/** The path of the running executable (the runtime, or the single binary). */
+export function execPath(): string {
+  return deno ? deno.execPath() : process.execPath;
+}

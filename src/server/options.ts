@@ -1,0 +1,49 @@
+/**
+ * Server settings, their defaults, and the limits they enforce.
+ *
+ * @module
+ */
+import { createLogger, type Logger } from "./logger.ts";
+
+/** Settings of a server; every field has a default. */
+export interface ServerOptions {
+  /** Output bytes retained per process for `process/read` (default 1 MiB). */
+  maxOutputBytes: number;
+  /** How long an exited process stays readable, in ms (default 30 s). */
+  exitedRetentionMs: number;
+  /** Processes (running or retained) per connection (default 256). */
+  maxProcesses: number;
+  /** The largest accepted incoming message, in bytes (default 256 MiB). */
+  maxMessageBytes: number;
+  /** The largest file `fs/readFile` returns, in bytes (default 256 MiB). */
+  maxReadFileBytes: number;
+  /** Silence after a child's exit that ends the wait for its output (default 250 ms). */
+  exitDrainMs: number;
+  /** Queued outgoing bytes above which a connection's processes pause (default 8 MiB). */
+  outputHighWaterBytes: number;
+  /** Where diagnostics go. */
+  logger: Logger;
+}
+
+/** The defaults of {@linkcode ServerOptions}. */
+export const DEFAULT_SERVER_OPTIONS: Readonly<ServerOptions> = Object.freeze({
+  maxOutputBytes: 1024 * 1024,
+  exitedRetentionMs: 30_000,
+  maxProcesses: 256,
+  maxMessageBytes: 256 * 1024 * 1024,
+  maxReadFileBytes: 256 * 1024 * 1024,
+  exitDrainMs: 250,
+  outputHighWaterBytes: 8 * 1024 * 1024,
+  logger: createLogger("warn"),
+});
+
+/** Fill in defaults for the fields not given. */
+export function resolveServerOptions(
+  partial: Partial<ServerOptions> = {},
+): ServerOptions {
+  const out = { ...DEFAULT_SERVER_OPTIONS } as ServerOptions;
+  for (const [key, value] of Object.entries(partial)) {
+    if (value !== undefined) (out as unknown as Record<string, unknown>)[key] = value;
+  }
+  return out;
+}

@@ -1,0 +1,422 @@
+/**
+ * The processes of one connection: ids, limits, output retention, waits,
+ * notifications in protocol order, flow control and cleanup. It knows
+ * nothing of transports; it talks to a {@linkcode NotificationSink}.
+ *
+ * @module
+ */
+import { encodeBase64 } from "../protocol/base64.ts";
+import { internalError, invalidParams, invalidRequest } from "../protocol/errors.ts";
+import {
+  Method,
+  type ProcessExitedParams,
+  type ProcessReadResult,
+  type ProcessStartParams,
+  type StreamName,
+  type TerminalSize,
+} from "../protocol/methods.ts";
+import { signalTree } from "../process/kill_tree.ts";
+import { normalizeSignal, UnknownSignalError } from "../process/signals.ts";
+import { SpawnCheckError } from "../process/spawn_checks.ts";
+import { spawnProcess } from "../process/spawn.ts";
+import {
+  type ExitStatus,
+  NotATerminalError,
+  type ProcessHandle,
+  StdinClosedError,
+} from "../process/types.ts";
+import { OutputBuffer } from "./output_buffer.ts";
+import type { ServerOptions } from "./options.ts";
+
+/** Where a process table sends its notifications. */
+export interface NotificationSink {
+  /** Send a notification; false asks the table to pause output. */
+  notify(method: string, params: unknown): boolean;
+  /** Register a listener for when paused output may resume. */
+  onDrain(listener: () => void): void;
+}
+
+interface Exit extends ExitStatus {
+  exitedAtMs: number;
+  durationMs: number;
+}
+
+class ManagedProcess {
+  readonly id: string;
+  readonly tty: boolean;
+  readonly output: OutputBuffer;
+  readonly startedAtMs = Date.now();
+  readonly #startedAt = performance.now();
+  handle: ProcessHandle | undefined;
+  exit: Exit | undefined;
+  /** Set when terminate arrives while the process is still starting. */
+  killWhenStarted: { graceMs?: number } | undefined;
+  /** Output notifications wait until the start response has been sent. */
+  announced = false;
+  pendingNotes: [string, unknown][] = [];
+  waiters = new Set<() => void>();
+  retentionTimer: ReturnType<typeof setTimeout> | undefined;
+  graceTimer: ReturnType<typeof setTimeout> | undefined;
+  stdinClosedByClient = false;
+
+  constructor(id: string, tty: boolean, capBytes: number) {
+    this.id = id;
+    this.tty = tty;
+    this.output = new OutputBuffer(capBytes);
+  }
+
+  get running(): boolean {
+    return this.exit === undefined;
+  }
+
+  finish(status: ExitStatus): Exit {
+    const durationMs = Math.round((performance.now() - this.#startedAt) * 1000) / 1000;
+    this.exit = { ...status, exitedAtMs: Date.now(), durationMs };
+    return this.exit;
+  }
+
+  wake(): void {
+    const waiters = [...this.waiters];
+    this.waiters.clear();
+    for (const w of waiters) w();
+  }
+}
+
+/**
+ * One connection's processes.
+ *
+ * @example
+ * ```ts
+ * import { ProcessTable } from "./process_table.ts";
+ * import { resolveServerOptions } from "./options.ts";
+ * const table = new ProcessTable(resolveServerOptions(), {
+ *   notify: (method, params) => (console.log(method, params), true),
+ *   onDrain: () => {},
+ * });
+ * ```
+ */
+export class ProcessTable {
+  #opts: ServerOptions;
+  #sink: NotificationSink;
+  #procs = new Map<string, ManagedProcess>();
+  #paused = false;
+  #closed = false;
+
+  /** Create an empty table that notifies through `sink`. */
+  constructor(opts: ServerOptions, sink: NotificationSink) {
+    this.#opts = opts;
+    this.#sink = sink;
+    sink.onDrain(() => this.#resumeAll());
+  }
+
+  /** The number of processes, running or retained. */
+  get size(): number {
+    return this.#procs.size;
+  }
+
+  /** Whether output reading is paused by flow control. */
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  /**
+   * Start a process. The id is reserved before anything is awaited, so
+   * racing starts with one id cannot both succeed.
+   *
+   * @returns a function to call once the start response has been sent
+   */
+  async start(p: ProcessStartParams): Promise<() => void> {
+    if (this.#closed) throw invalidRequest("connection is closing");
+    if (this.#procs.has(p.processId)) {
+      throw invalidRequest(`duplicate process id ${p.processId}`);
+    }
+    if (this.#procs.size >= this.#opts.maxProcesses) {
+      throw invalidRequest(
+        `process limit reached: ${this.#opts.maxProcesses} processes per connection (--max-processes); ` +
+          `cannot start ${p.processId}`,
+      );
+    }
+    const mp = new ManagedProcess(p.processId, p.tty, this.#opts.maxOutputBytes);
+    this.#procs.set(p.processId, mp);
+    let handle: ProcessHandle;
+    try {
+      handle = await spawnProcess({
+        argv: p.argv,
+        arg0: p.arg0,
+        cwd: p.cwd,
+        env: p.env,
+        tty: p.tty,
+        pipeStdin: p.pipeStdin ?? false,
+        size: p.size ?? { rows: 24, cols: 80 },
+        drainQuietMs: this.#opts.exitDrainMs,
+        onOutput: (stream, data) => this.#onOutput(mp, stream, data),
+      });
+    } catch (err) {
+      this.#procs.delete(p.processId);
+      if (err instanceof SpawnCheckError) {
+        throw internalError(`cannot start ${p.processId} (${p.argv[0]}): ${err.message}`, {
+          errno: err.errno,
+        });
+      }
+      throw internalError(
+        `cannot start ${p.processId} (${p.argv[0]}): ${
+          err instanceof Error ? err.message : String(err)
+        }`,
+      );
+    }
+    mp.handle = handle;
+    this.#opts.logger.debug(`started ${p.processId} pid ${handle.pid} tty=${p.tty}`);
+    if (this.#closed) {
+      void signalTree(handle.pid, "SIGKILL");
+    } else if (this.#paused) {
+      handle.pause();
+    }
+    handle.finished.then((status) => this.#onFinished(mp, status));
+    if (mp.killWhenStarted) {
+      const { graceMs } = mp.killWhenStarted;
+      mp.killWhenStarted = undefined;
+      this.#kill(mp, graceMs);
+    }
+    return () => this.#announce(mp);
+  }
+
+  /** Answer `process/read`, waiting up to `waitMs` when there is nothing. */
+  async read(
+    id: string,
+    afterSeq: number,
+    maxBytes: number | undefined,
+    waitMs: number,
+  ): Promise<ProcessReadResult> {
+    const mp = this.#get(id);
+    let slice = mp.output.read(afterSeq, maxBytes);
+    if (slice.chunks.length === 0 && mp.running && waitMs > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          mp.waiters.delete(done);
+          resolve();
+        }, waitMs);
+        const done = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        mp.waiters.add(done);
+      });
+      slice = mp.output.read(afterSeq, maxBytes);
+    }
+    // Report the exit only with the last chunk, so a client paging with
+    // maxBytes never stops early.
+    const exited = mp.exit !== undefined && slice.complete;
+    const result: ProcessReadResult = {
+      chunks: slice.chunks.map((c) => ({
+        seq: c.seq,
+        stream: c.stream,
+        chunk: encodeBase64(c.data),
+      })),
+      nextSeq: slice.nextSeq,
+      exited,
+      exitCode: exited ? mp.exit!.exitCode : null,
+    };
+    if (exited) {
+      result.signal = mp.exit!.signal;
+      result.durationMs = mp.exit!.durationMs;
+    }
+    if (slice.evicted) result.evicted = slice.evicted;
+    return result;
+  }
+
+  /** Write to a process's stdin. */
+  async write(id: string, data: Uint8Array): Promise<void> {
+    const mp = this.#get(id);
+    const handle = this.#requireHandle(mp);
+    if (!mp.running || !handle.stdinOpen) {
+      throw invalidRequest(`stdin of process ${id} is closed`);
+    }
+    try {
+      await handle.write(data);
+    } catch (err) {
+      if (err instanceof StdinClosedError) {
+        throw invalidRequest(`stdin of process ${id} is closed`);
+      }
+      throw internalError(`write to process ${id} failed: ${String(err)}`, {
+        errno: (err as { code?: string }).code,
+      });
+    }
+  }
+
+  /** Close a process's stdin (EOF). */
+  async closeStdin(id: string): Promise<void> {
+    const mp = this.#get(id);
+    const handle = this.#requireHandle(mp);
+    if (!mp.running || !handle.stdinOpen) {
+      throw invalidRequest(`stdin of process ${id} is closed`);
+    }
+    try {
+      await handle.closeStdin();
+    } catch (err) {
+      if (err instanceof StdinClosedError) {
+        throw invalidRequest(`stdin of process ${id} is closed`);
+      }
+      throw internalError(`closing stdin of process ${id} failed: ${String(err)}`);
+    }
+  }
+
+  /** Resize a PTY process. */
+  resize(id: string, size: TerminalSize): void {
+    const mp = this.#get(id);
+    const handle = this.#requireHandle(mp);
+    if (!mp.running) throw invalidRequest(`process ${id} has exited`);
+    try {
+      handle.resize(size);
+    } catch (err) {
+      if (err instanceof NotATerminalError) {
+        throw invalidRequest(`process ${id} has no terminal (started with tty: false)`);
+      }
+      throw internalError(`resize of process ${id} failed: ${String(err)}`);
+    }
+  }
+
+  /** Send a signal to a process's group. */
+  signal(id: string, signal: string): { signal: string } {
+    let name: string;
+    try {
+      name = normalizeSignal(signal);
+    } catch (err) {
+      if (err instanceof UnknownSignalError) throw invalidParams(err.message);
+      throw err;
+    }
+    const mp = this.#get(id);
+    const handle = this.#requireHandle(mp);
+    if (!mp.running) throw invalidRequest(`process ${id} has exited`);
+    handle.signal(name);
+    return { signal: name };
+  }
+
+  /**
+   * Kill a process tree: SIGKILL at once, or SIGTERM then SIGKILL after
+   * `graceMs`. Returns whether the process was running.
+   */
+  terminate(id: string, graceMs?: number): boolean {
+    const mp = this.#procs.get(id);
+    if (!mp || !mp.running) return false;
+    if (!mp.handle) {
+      mp.killWhenStarted = { graceMs };
+      return true;
+    }
+    this.#kill(mp, graceMs);
+    return true;
+  }
+
+  /** Kill every process (whole trees) and stop all timers. */
+  async closeAll(): Promise<void> {
+    this.#closed = true;
+    const kills: Promise<void>[] = [];
+    for (const mp of this.#procs.values()) {
+      if (mp.retentionTimer) clearTimeout(mp.retentionTimer);
+      if (mp.graceTimer) clearTimeout(mp.graceTimer);
+      mp.wake();
+      // Exited leaders may have left members in their group.
+      if (mp.handle) kills.push(signalTree(mp.handle.pid, "SIGKILL"));
+      else mp.killWhenStarted = {};
+    }
+    await Promise.all(kills);
+  }
+
+  /** Shut down politely: SIGTERM to every tree, SIGKILL after `graceMs`. */
+  async terminateAll(graceMs: number): Promise<void> {
+    const running = [...this.#procs.values()].filter((mp) => mp.running && mp.handle);
+    await Promise.all(running.map((mp) => signalTree(mp.handle!.pid, "SIGTERM")));
+    const all = Promise.all(running.map((mp) => mp.handle!.finished));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([all, new Promise((r) => timer = setTimeout(r, graceMs))]);
+    clearTimeout(timer);
+    await this.closeAll();
+  }
+
+  #get(id: string): ManagedProcess {
+    const mp = this.#procs.get(id);
+    if (!mp) throw invalidRequest(`unknown process id ${id}`);
+    return mp;
+  }
+
+  #requireHandle(mp: ManagedProcess): ProcessHandle {
+    if (!mp.handle) throw invalidRequest(`process ${mp.id} is still starting`);
+    return mp.handle;
+  }
+
+  #kill(mp: ManagedProcess, graceMs: number | undefined): void {
+    const pid = mp.handle!.pid;
+    if (graceMs === undefined || graceMs <= 0) {
+      void signalTree(pid, "SIGKILL");
+      return;
+    }
+    void signalTree(pid, "SIGTERM");
+    if (mp.graceTimer) clearTimeout(mp.graceTimer);
+    mp.graceTimer = setTimeout(() => {
+      mp.graceTimer = undefined;
+      if (mp.running) void signalTree(pid, "SIGKILL");
+    }, graceMs);
+  }
+
+  #onOutput(mp: ManagedProcess, stream: StreamName, data: Uint8Array): void {
+    const chunk = mp.output.append(stream, data);
+    if (mp.waiters.size > 0) mp.wake();
+    this.#send(mp, Method.ProcessOutput, () => ({
+      processId: mp.id,
+      stream,
+      chunk: encodeBase64(data),
+      seq: chunk.seq,
+    }));
+  }
+
+  #onFinished(mp: ManagedProcess, status: ExitStatus): void {
+    if (mp.graceTimer) clearTimeout(mp.graceTimer);
+    const exit = mp.finish(status);
+    this.#opts.logger.debug(`process ${mp.id} exited ${exit.exitCode} ${exit.signal ?? ""}`);
+    mp.wake();
+    this.#send(mp, Method.ProcessExited, (): ProcessExitedParams => ({
+      processId: mp.id,
+      exitCode: exit.exitCode,
+      signal: exit.signal,
+      startedAtMs: mp.startedAtMs,
+      exitedAtMs: exit.exitedAtMs,
+      durationMs: exit.durationMs,
+    }));
+    if (this.#closed) return;
+    mp.retentionTimer = setTimeout(() => {
+      if (this.#procs.get(mp.id) === mp) this.#procs.delete(mp.id);
+    }, this.#opts.exitedRetentionMs);
+  }
+
+  #send(mp: ManagedProcess, method: string, params: () => unknown): void {
+    if (this.#closed) return;
+    if (!mp.announced) {
+      mp.pendingNotes.push([method, params()]);
+      return;
+    }
+    if (!this.#sink.notify(method, params())) this.#pauseAll();
+  }
+
+  #announce(mp: ManagedProcess): void {
+    mp.announced = true;
+    const notes = mp.pendingNotes;
+    mp.pendingNotes = [];
+    for (const [method, params] of notes) {
+      if (this.#closed) return;
+      if (!this.#sink.notify(method, params)) this.#pauseAll();
+    }
+  }
+
+  #pauseAll(): void {
+    if (this.#paused) return;
+    this.#paused = true;
+    this.#opts.logger.debug("client is slow: pausing process output");
+    for (const mp of this.#procs.values()) if (mp.running) mp.handle?.pause();
+  }
+
+  #resumeAll(): void {
+    if (!this.#paused) return;
+    this.#paused = false;
+    this.#opts.logger.debug("client caught up: resuming process output");
+    for (const mp of this.#procs.values()) if (mp.running) mp.handle?.resume();
+  }
+}

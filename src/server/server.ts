@@ -1,0 +1,66 @@
+/**
+ * The server: options, the set of live sessions, and shutdown. Transports
+ * hand it connections; it never knows which transport a session uses.
+ *
+ * @module
+ */
+import type { FrameConnection } from "../rpc/connection.ts";
+import { resolveServerOptions, type ServerOptions } from "./options.ts";
+import type { MethodHandler } from "./process_methods.ts";
+import { Session } from "./session.ts";
+
+/**
+ * Serves any number of connections with shared options.
+ *
+ * @example
+ * ```ts
+ * import { ExecServer } from "./server.ts";
+ * import { StdioConnection } from "../transport/stdio.ts";
+ * const server = new ExecServer({ maxProcesses: 64 });
+ * await server.serve(new StdioConnection(Deno.stdin.readable, Deno.stdout.writable));
+ * ```
+ */
+export class ExecServer {
+  /** The resolved options. */
+  readonly options: ServerOptions;
+  #sessions = new Set<Session>();
+  #extraMethods: (() => Map<string, MethodHandler>) | undefined;
+
+  /**
+   * @param options overrides of the defaults
+   * @param extraMethods builds additional method handlers per session
+   */
+  constructor(
+    options: Partial<ServerOptions> = {},
+    extraMethods?: () => Map<string, MethodHandler>,
+  ) {
+    this.options = resolveServerOptions(options);
+    this.#extraMethods = extraMethods;
+  }
+
+  /** Live connections. */
+  get connectionCount(): number {
+    return this.#sessions.size;
+  }
+
+  /** Serve one connection until it ends; its processes die with it. */
+  async serve(conn: FrameConnection): Promise<void> {
+    const session = new Session(conn, this.options, this.#extraMethods?.());
+    this.#sessions.add(session);
+    try {
+      await session.run();
+    } finally {
+      this.#sessions.delete(session);
+    }
+  }
+
+  /**
+   * Stop every session's processes: SIGTERM to each tree, SIGKILL to what
+   * is left after `graceMs`.
+   */
+  async shutdown(graceMs: number): Promise<void> {
+    await Promise.all(
+      [...this.#sessions].map((s) => s.processes.terminateAll(graceMs)),
+    );
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * One connection's session: the handshake gate, method routing, and the
+ * connection's process table. Transport-agnostic: it reads frames from and
+ * writes frames to a {@linkcode FrameConnection}.
+ *
+ * @module
+ */
+import { ErrorCode, invalidRequest, RpcError } from "../protocol/errors.ts";
+import { type InitializeResult, Method, PROTOCOL_VERSION } from "../protocol/methods.ts";
+import { paramsObject } from "../protocol/validate.ts";
+import type { FrameConnection } from "../rpc/connection.ts";
+import { RpcPeer } from "../rpc/peer.ts";
+import { SERVER_NAME, VERSION } from "../version.ts";
+import type { ServerOptions } from "./options.ts";
+import { type MethodHandler, processMethods } from "./process_methods.ts";
+import { ProcessTable } from "./process_table.ts";
+
+type HandshakeState = "new" | "initializing" | "ready";
+
+/** Everything a session advertises in `initialize.capabilities`. */
+export function capabilities(opts: ServerOptions, methods: string[]): Record<string, unknown> {
+  return {
+    methods: [...methods].sort(),
+    processStart: { pipeStdin: true, size: true, arg0: "pipe" },
+    processOutput: { seq: true },
+    processExited: { signal: true, timing: true },
+    processRead: { evicted: true, exitedAfterLastChunk: true },
+    processTerminate: { graceMs: true },
+    processSignal: { names: "POSIX", interrupt: true },
+    flowControl: true,
+    errno: true,
+    fileUris: true,
+    limits: {
+      maxProcesses: opts.maxProcesses,
+      maxMessageBytes: opts.maxMessageBytes,
+      maxOutputBytes: opts.maxOutputBytes,
+      exitedRetentionMs: opts.exitedRetentionMs,
+      maxReadFileBytes: opts.maxReadFileBytes,
+    },
+  };
+}
+
+/**
+ * Serve one connection until it ends, then kill every process it started.
+ *
+ * @example
+ * ```ts
+ * import { Session } from "./session.ts";
+ * import { resolveServerOptions } from "./options.ts";
+ * // `conn` is any FrameConnection, e.g. a StdioConnection.
+ * declare const conn: import("../rpc/connection.ts").FrameConnection;
+ * await new Session(conn, resolveServerOptions()).run();
+ * ```
+ */
+export class Session {
+  #conn: FrameConnection;
+  #opts: ServerOptions;
+  #peer: RpcPeer;
+  #table: ProcessTable;
+  #handlers: Map<string, MethodHandler>;
+  #state: HandshakeState = "new";
+  #clientName = "";
+
+  /** Bind a session to a connection. */
+  constructor(
+    conn: FrameConnection,
+    opts: ServerOptions,
+    extraMethods: Map<string, MethodHandler> = new Map(),
+  ) {
+    this.#conn = conn;
+    this.#opts = opts;
+    this.#table = new ProcessTable(opts, {
+      notify: (method, params) => {
+        if (this.#peer.closed) return true;
+        return conn.send(JSON.stringify({ method, params }));
+      },
+      onDrain: (listener) => conn.onDrain(listener),
+    });
+    this.#handlers = new Map([...processMethods(this.#table), ...extraMethods]);
+    this.#peer = new RpcPeer({
+      send: (text) => {
+        conn.send(text);
+      },
+      onRequest: (method, params) => this.#onRequest(method, params),
+      onNotification: (method) => this.#onNotification(method),
+      onProblem: (message) => opts.logger.warn(message),
+    });
+  }
+
+  /** The process table (for shutdown and tests). */
+  get processes(): ProcessTable {
+    return this.#table;
+  }
+
+  /** Read frames until the connection ends, then clean up. */
+  async run(): Promise<void> {
+    try {
+      for await (const frame of this.#conn.frames()) {
+        switch (frame.kind) {
+          case "text":
+            this.#peer.receive(frame.text);
+            break;
+          case "tooLarge":
+            this.#opts.logger.warn(`refused a ${frame.bytes}-byte message`);
+            this.#peer.sendUnattributedError(
+              ErrorCode.InvalidRequest,
+              `message too large: ${frame.bytes} bytes exceeds the limit of ${frame.limit} bytes (--max-message-bytes)`,
+            );
+            break;
+          case "badUtf8":
+            this.#peer.sendUnattributedError(
+              ErrorCode.ParseError,
+              `parse error: a ${frame.bytes}-byte message is not valid UTF-8`,
+            );
+            break;
+        }
+      }
+    } finally {
+      this.#opts.logger.info(`connection ${this.#clientName || "(no handshake)"} ended`);
+      this.#peer.close("connection ended");
+      await this.#table.closeAll();
+    }
+  }
+
+  #onRequest(method: string, params: unknown): unknown {
+    if (method === Method.Initialize) return this.#initialize(params);
+    const handler = this.#handlers.get(method);
+    if (this.#state !== "ready") {
+      throw invalidRequest(
+        this.#state === "new"
+          ? `call initialize first (got ${method})`
+          : `send initialized first (got ${method})`,
+      );
+    }
+    if (!handler) {
+      throw new RpcError(ErrorCode.MethodNotFound, `unknown method ${method}`);
+    }
+    return handler(params);
+  }
+
+  #initialize(params: unknown): InitializeResult {
+    if (this.#state !== "new") throw invalidRequest("initialize was already called");
+    const p = paramsObject(params, Method.Initialize);
+    this.#clientName = typeof p.clientName === "string" ? p.clientName : "";
+    this.#state = "initializing";
+    this.#opts.logger.info(`client ${JSON.stringify(this.#clientName)} connected`);
+    return {
+      protocolVersion: PROTOCOL_VERSION,
+      serverInfo: { name: SERVER_NAME, version: VERSION },
+      capabilities: capabilities(this.#opts, [...this.#handlers.keys()]),
+    };
+  }
+
+  #onNotification(method: string): void {
+    if (method === Method.Initialized) {
+      if (this.#state === "initializing") this.#state = "ready";
+      return;
+    }
+    this.#opts.logger.debug(`ignored notification ${method}`);
+  }
+}
