@@ -1,12 +1,22 @@
 /**
  * PTY-backed processes. The child leads a new session with the terminal as
- * its controlling tty. The server holds the slave side open until the child
- * has exited, so that the kernel never hangs the terminal up while output is
- * still in flight (under Node that race lost the tail of fast exits).
+ * its controlling tty.
+ *
+ * Knowing when a PTY's output is complete is the hard part. Waiting for EIO
+ * on the master loses the tail under Node: the read error destroys the
+ * socket while the last chunk may still sit in its buffer. So the server
+ * holds the slave side open (the master never sees EIO), and once the child
+ * has exited it writes a random end marker into the slave. The terminal
+ * delivers bytes in order, so when the marker comes out of the master,
+ * everything the child wrote has been read. The marker uses only digits and
+ * upper-case letters, which no output post-processing (ONLCR, OLCUC)
+ * changes.
  *
  * @module
  */
-import { close, constants as fsConstants, openSync } from "node:fs";
+import { Buffer } from "node:buffer";
+import { randomBytes } from "node:crypto";
+import { close, constants as fsConstants, openSync, write as fsWrite } from "node:fs";
 import { ReadStream } from "node:tty";
 import type { TerminalSize } from "../protocol/methods.ts";
 import { ExitDrain } from "./exit_drain.ts";
@@ -67,6 +77,11 @@ class PtyProcess implements ProcessHandle {
   #stdinOpen = true;
   #drain: ExitDrain;
   #exitSeen = false;
+  #onOutput: SpawnRequest["onOutput"];
+  /** Set once the end marker was written; output is then scanned for it. */
+  #marker: Buffer | undefined;
+  /** Bytes held back because they might be the start of the marker. */
+  #carry: Buffer | undefined;
 
   constructor(
     fd: number,
@@ -78,6 +93,7 @@ class PtyProcess implements ProcessHandle {
     this.pid = pid;
     this.#fd = fd;
     this.#native = native;
+    this.#onOutput = req.onOutput;
     try {
       this.#slaveFd = openSync(
         slavePath,
@@ -92,25 +108,23 @@ class PtyProcess implements ProcessHandle {
     this.finished = new Promise((r) => resolveFinished = r);
     this.#socket = new ReadStream(fd);
     this.#drain = new ExitDrain(1, req.drainQuietMs, (status) => {
+      // Forced (marker never seen): what was held back is still output.
+      this.#flushCarry();
+      this.#marker = undefined;
       this.#stdinOpen = false;
       this.#releaseSlave();
       this.#socket.destroy();
       resolveFinished(status);
     });
-    let ended = false;
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      this.#drain.streamEnded();
-    };
-    this.#socket.on("data", (chunk: Uint8Array) => {
+    this.#socket.on("data", (chunk: Buffer) => {
       this.#drain.data();
-      req.onOutput("pty", chunk);
+      if (this.#marker === undefined) this.#onOutput("pty", chunk);
+      else this.#scanForMarker(chunk);
     });
-    // EIO on the master is how a pty says the slave side is gone: EOF.
-    this.#socket.on("error", end);
-    this.#socket.on("end", end);
-    this.#socket.on("close", end);
+    // EIO on the master means the slave side is gone: EOF.
+    this.#socket.on("error", () => this.#streamEnded());
+    this.#socket.on("end", () => this.#streamEnded());
+    this.#socket.on("close", () => this.#streamEnded());
   }
 
   /** Called by the addon's exit watcher. */
@@ -118,9 +132,7 @@ class PtyProcess implements ProcessHandle {
     if (this.#exitSeen) return;
     this.#exitSeen = true;
     this.#stdinOpen = false;
-    // Now that the child is gone, let the master see EOF once what the
-    // child wrote has been read.
-    this.#releaseSlave();
+    this.#writeMarker();
     this.#drain.exit(
       signal > 0
         ? { exitCode: 128 + signal, signal: signalName(signal) }
@@ -161,6 +173,56 @@ class PtyProcess implements ProcessHandle {
   resume(): void {
     this.#socket.resume();
     this.#drain.resume();
+  }
+
+  #streamEnded(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#drain.streamEnded();
+  }
+
+  #ended = false;
+
+  #writeMarker(): void {
+    const fd = this.#slaveFd;
+    if (fd === undefined) {
+      // Without the slave we rely on EIO, which arrives once the child's
+      // side is closed.
+      return;
+    }
+    const marker = Buffer.from(`\x1b[${randomBytes(12).toString("hex").toUpperCase()}Z`);
+    this.#marker = marker;
+    fsWrite(fd, marker, (err) => {
+      if (err) {
+        // Output cannot be fenced; fall back to EOF and the quiet timer.
+        this.#flushCarry();
+        this.#marker = undefined;
+        this.#releaseSlave();
+      }
+    });
+  }
+
+  #scanForMarker(chunk: Buffer): void {
+    const marker = this.#marker!;
+    const data = this.#carry ? Buffer.concat([this.#carry, chunk]) : chunk;
+    this.#carry = undefined;
+    const at = data.indexOf(marker);
+    if (at >= 0) {
+      if (at > 0) this.#onOutput("pty", data.subarray(0, at));
+      this.#marker = undefined;
+      this.#streamEnded();
+      return;
+    }
+    // Emit all but a tail that could be the marker's beginning.
+    const keep = Math.min(data.length, marker.length - 1);
+    if (data.length > keep) this.#onOutput("pty", data.subarray(0, data.length - keep));
+    if (keep > 0) this.#carry = Buffer.from(data.subarray(data.length - keep));
+  }
+
+  #flushCarry(): void {
+    const carry = this.#carry;
+    this.#carry = undefined;
+    if (carry && carry.length > 0) this.#onOutput("pty", carry);
   }
 
   #releaseSlave(): void {
