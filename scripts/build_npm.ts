@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import process from "node:process";
 
 const root = new URL("../", import.meta.url).pathname;
-const tsc = spawnSync("npx", ["tsc", "-p", "tsconfig.npm.json"], {
+const tsc = spawnSync("node", ["node_modules/typescript/bin/tsc", "-p", "tsconfig.npm.json"], {
   cwd: root,
   stdio: "inherit",
 });
