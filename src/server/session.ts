@@ -5,17 +5,22 @@
  *
  * @module
  */
+import { LocalFileSystem } from "../fs/local.ts";
 import { ErrorCode, invalidRequest, RpcError } from "../protocol/errors.ts";
 import { type InitializeResult, Method, PROTOCOL_VERSION } from "../protocol/methods.ts";
 import { paramsObject } from "../protocol/validate.ts";
 import type { FrameConnection } from "../rpc/connection.ts";
 import { RpcPeer } from "../rpc/peer.ts";
 import { SERVER_NAME, VERSION } from "../version.ts";
+import { fsMethods } from "./fs_methods.ts";
 import type { ServerOptions } from "./options.ts";
 import { type MethodHandler, processMethods } from "./process_methods.ts";
 import { ProcessTable } from "./process_table.ts";
 
 type HandshakeState = "new" | "initializing" | "ready";
+
+/** How long answers to requests received before the end may still take. */
+const SETTLE_ON_CLOSE_MS = 10_000;
 
 /** Everything a session advertises in `initialize.capabilities`. */
 export function capabilities(opts: ServerOptions, methods: string[]): Record<string, unknown> {
@@ -76,7 +81,11 @@ export class Session {
       },
       onDrain: (listener) => conn.onDrain(listener),
     });
-    this.#handlers = new Map([...processMethods(this.#table), ...extraMethods]);
+    this.#handlers = new Map([
+      ...processMethods(this.#table),
+      ...fsMethods(new LocalFileSystem({ maxReadFileBytes: opts.maxReadFileBytes })),
+      ...extraMethods,
+    ]);
     this.#peer = new RpcPeer({
       send: (text) => {
         conn.send(text);
@@ -117,8 +126,11 @@ export class Session {
       }
     } finally {
       this.#opts.logger.info(`connection ${this.#clientName || "(no handshake)"} ended`);
-      this.#peer.close("connection ended");
+      // Killing first also wakes waiting reads, so that requests already
+      // received (`printf ... | exec-server`) still get their answers.
       await this.#table.closeAll();
+      await this.#peer.settled(SETTLE_ON_CLOSE_MS);
+      this.#peer.close("connection ended");
     }
   }
 
