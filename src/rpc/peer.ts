@@ -91,6 +91,8 @@ export class RpcPeer {
   #nextId = 1;
   #pending = new Map<RequestId, Pending>();
   #closed: string | undefined;
+  #inFlight = 0;
+  #idle: (() => void)[] = [];
 
   /** Create a peer that sends through `opts.send`. */
   constructor(opts: PeerOptions) {
@@ -105,6 +107,29 @@ export class RpcPeer {
   /** The number of calls waiting for a response. */
   get pendingCount(): number {
     return this.#pending.size;
+  }
+
+  /** The number of received requests whose answer has not been sent yet. */
+  get inFlightCount(): number {
+    return this.#inFlight;
+  }
+
+  /**
+   * Resolves once every received request has been answered, or after
+   * `timeoutMs`, whichever comes first.
+   */
+  settled(timeoutMs: number): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      const self = this;
+      function done(): void {
+        clearTimeout(timer);
+        self.#idle = self.#idle.filter((w) => w !== done);
+        resolve();
+      }
+      this.#idle.push(done);
+    });
   }
 
   /** Handle one received message (a line or a frame). */
@@ -243,10 +268,13 @@ export class RpcPeer {
       return;
     }
     if (outcome instanceof Promise) {
+      this.#inFlight++;
       outcome.then(
         (value) => this.#replyResult(id, value),
         (err) => this.#replyError(id, method, err),
-      );
+      ).finally(() => {
+        if (--this.#inFlight === 0) for (const w of [...this.#idle]) w();
+      });
     } else {
       this.#replyResult(id, outcome);
     }
