@@ -6,18 +6,56 @@
  * The server command defaults to `deno run -A cli.ts`; set
  * `EXEC_SERVER_CMD` (a JSON array, or a space-separated string) to test
  * another build, e.g. `["node","npm/esm/cli.js"]` or `["dist/exec-server"]`.
+ * A test that must run one particular build passes `command` to
+ * {@linkcode TestServer} (see {@linkcode denoServerCommand} and
+ * {@linkcode nodeServerCommand}).
  */
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
 import process from "node:process";
 import { Buffer } from "node:buffer";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
-/** The command that starts the server under test. */
+/** The command that starts the server under test (`EXEC_SERVER_CMD` or Deno). */
 export function serverCommand(): string[] {
   const env = process.env.EXEC_SERVER_CMD;
   if (env) return env.trim().startsWith("[") ? JSON.parse(env) : env.split(" ");
+  return denoServerCommand();
+}
+
+/** The command that runs the server from source under Deno (`cli.ts`). */
+export function denoServerCommand(): string[] {
   return [process.execPath, "run", "-A", `${ROOT}cli.ts`];
+}
+
+/** Thrown when a server build that a test needs has not been built. */
+export class MissingBuildError extends Error {
+  /** @param path the missing entry point; @param how the command that builds it */
+  constructor(path: string, how: string) {
+    super(`${path} is missing: build it first with \`${how}\``);
+    this.name = "MissingBuildError";
+  }
+}
+
+/**
+ * The command that runs the npm build under Node (`node npm/esm/cli.js`).
+ *
+ * @throws {MissingBuildError} when `npm/esm/cli.js` has not been built
+ */
+export function nodeServerCommand(): string[] {
+  const cli = `${ROOT}npm/esm/cli.js`;
+  if (!existsSync(cli)) throw new MissingBuildError(cli, "npx deno task build:npm");
+  return ["node", cli];
+}
+
+/** Options of {@linkcode TestServer}. */
+export interface TestServerOptions {
+  /** Extra environment for the server process. */
+  env?: Record<string, string>;
+  /** The server command (default {@linkcode serverCommand}). */
+  command?: string[];
 }
 
 /** A message received from the server. */
@@ -38,14 +76,16 @@ export const unb64Bytes = (s: string): Uint8Array => new Uint8Array(Buffer.from(
 export class TestServer {
   readonly child: ReturnType<typeof spawn>;
   readonly messages: Msg[] = [];
+  /** Lines on stdout that were not JSON: always a server bug. */
+  readonly badLines: string[] = [];
   stderr = "";
   #nextId = 1000;
   #buf = "";
   #listeners = new Set<() => void>();
   readonly exited: Promise<{ code: number | null; signal: string | null }>;
 
-  constructor(args: string[] = [], opts: { env?: Record<string, string> } = {}) {
-    const [cmd, ...rest] = serverCommand();
+  constructor(args: string[] = [], opts: TestServerOptions = {}) {
+    const [cmd, ...rest] = opts.command ?? serverCommand();
     this.child = spawn(cmd, [...rest, ...args], {
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, ...opts.env },
@@ -53,11 +93,18 @@ export class TestServer {
     this.child.stdout!.setEncoding("utf8");
     this.child.stdout!.on("data", (d: string) => {
       this.#buf += d;
+      // Rescanning the whole buffer per chunk is quadratic on a long line.
+      if (!d.includes("\n")) return;
       let nl;
       while ((nl = this.#buf.indexOf("\n")) >= 0) {
         const line = this.#buf.slice(0, nl);
         this.#buf = this.#buf.slice(nl + 1);
-        if (line.trim()) this.messages.push(JSON.parse(line));
+        if (!line.trim()) continue;
+        try {
+          this.messages.push(JSON.parse(line));
+        } catch {
+          this.badLines.push(line);
+        }
       }
       for (const l of [...this.#listeners]) l();
     });
@@ -72,17 +119,39 @@ export class TestServer {
   }
 
   /** Start a server and complete the handshake. */
-  static async start(
-    args: string[] = [],
-    opts: { env?: Record<string, string> } = {},
-  ): Promise<TestServer> {
+  static async start(args: string[] = [], opts: TestServerOptions = {}): Promise<TestServer> {
     const s = new TestServer(args, opts);
-    const init = await s.request("initialize", { clientName: "test" });
-    if (init.result?.protocolVersion !== "exec-server.v0") {
-      throw new Error(`bad initialize answer: ${JSON.stringify(init)}\n${s.stderr}`);
+    try {
+      const init = await s.request("initialize", { clientName: "test" });
+      if (init.result?.protocolVersion !== "exec-server.v0") {
+        throw new Error(`bad initialize answer: ${JSON.stringify(init)}\n${s.stderr}`);
+      }
+    } catch (err) {
+      s.kill();
+      await s.exited;
+      throw err;
     }
     s.notify("initialized", {});
     return s;
+  }
+
+  /** A fresh request id, for tests that write requests by hand. */
+  newId(): number {
+    return this.#nextId++;
+  }
+
+  /** Wait for the response (result or error) with this id. */
+  response(id: number | string, timeoutMs = 20_000): Promise<Msg> {
+    return this.waitFor(
+      (m) => m.id === id && !("method" in m),
+      timeoutMs,
+      `response #${JSON.stringify(id)}`,
+    );
+  }
+
+  /** The arrival index of the first message satisfying `pred`, or -1. */
+  indexOf(pred: (m: Msg) => boolean): number {
+    return this.messages.findIndex(pred);
   }
 
   /** Write a raw line (no newline added when `raw` ends with one). */
@@ -103,7 +172,7 @@ export class TestServer {
   /** Send a request and wait for its response (result or error message). */
   async request(method: string, params?: unknown, timeoutMs = 20_000): Promise<Msg> {
     const id = this.#nextId++;
-    this.send({ id, method, params });
+    this.send(params === undefined ? { id, method } : { id, method, params });
     return await this.waitFor(
       (m) => m.id === id && !("method" in m),
       timeoutMs,
@@ -203,18 +272,102 @@ export class TestServer {
     clearTimeout(timer);
     return res;
   }
+
+  /**
+   * Stop consuming the server's stdout, as a slow client would: once the
+   * pipe fills, the server's writes block and its flow control kicks in.
+   */
+  pauseReading(): void {
+    this.child.stdout!.pause();
+  }
+
+  /** Consume the server's stdout again after {@linkcode pauseReading}. */
+  resumeReading(): void {
+    this.child.stdout!.resume();
+  }
+
+  /** SIGKILL the server at once (for cleanup after a failure). */
+  kill(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.child.kill("SIGKILL");
+    }
+  }
+
+  /**
+   * Close the server unless the test already did, so that `await using`
+   * never leaves a server (and its children) behind when a test fails.
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    await this.close();
+  }
 }
 
 /** Whether a pid is alive and not a zombie. */
 export async function isAlive(pid: number): Promise<boolean> {
+  const info = await procStat(pid);
+  return info !== undefined && info.state !== "Z" && info.state !== "X";
+}
+
+/** What `/proc/PID/stat` says about a process. */
+export interface ProcInfo {
+  /** The process id. */
+  pid: number;
+  /** The parent's pid. */
+  ppid: number;
+  /** The command name (at most 15 characters). */
+  comm: string;
+  /** The state letter: R, S, D, Z, ... */
+  state: string;
+  /** The process group id. */
+  pgrp: number;
+  /** The session id. */
+  session: number;
+}
+
+/** Read `/proc/PID/stat`; undefined when the process is gone. */
+export async function procStat(pid: number): Promise<ProcInfo | undefined> {
+  let stat: string;
   try {
-    const { readFile } = await import("node:fs/promises");
-    const stat = await readFile(`/proc/${pid}/stat`, "latin1");
-    const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-    return state !== "Z" && state !== "X";
+    stat = await readFile(`/proc/${pid}/stat`, "latin1");
   } catch {
-    return false;
+    return undefined;
   }
+  // The command name may hold spaces and parentheses: split at the last ')'.
+  const close = stat.lastIndexOf(")");
+  const rest = stat.slice(close + 2).split(" ");
+  return {
+    pid,
+    comm: stat.slice(stat.indexOf("(") + 1, close),
+    state: rest[0],
+    ppid: Number(rest[1]),
+    pgrp: Number(rest[2]),
+    session: Number(rest[3]),
+  };
+}
+
+/** The live (non-zombie) descendants of `pid`, found through `/proc`. */
+export async function descendants(pid: number): Promise<ProcInfo[]> {
+  const names = await readdir("/proc");
+  const all = await Promise.all(
+    names.filter((n) => /^\d+$/.test(n)).map((n) => procStat(Number(n))),
+  );
+  const byParent = new Map<number, ProcInfo[]>();
+  for (const info of all) {
+    if (!info) continue;
+    const list = byParent.get(info.ppid) ?? [];
+    list.push(info);
+    byParent.set(info.ppid, list);
+  }
+  const out: ProcInfo[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    for (const child of byParent.get(queue.pop()!) ?? []) {
+      if (child.state !== "Z" && child.state !== "X") out.push(child);
+      queue.push(child.pid);
+    }
+  }
+  return out;
 }
 
 /** Poll `cond` every 20 ms until it holds or `timeoutMs` passes. */

@@ -6,7 +6,9 @@
  */
 import { Buffer } from "node:buffer";
 
-const BASE64_RE = /^[A-Za-z0-9+/]*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+// The last character before padding may not carry set bits that decode to
+// nothing, so every byte string has exactly one accepted encoding.
+const BASE64_RE = /^[A-Za-z0-9+/]*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?$/;
 
 /**
  * Encode bytes as standard padded base64.
@@ -22,7 +24,7 @@ export function encodeBase64(bytes: Uint8Array): string {
     .toString("base64");
 }
 
-/** Thrown by {@linkcode decodeBase64} for text that is not padded base64. */
+/** Thrown by {@linkcode decodeBase64} for text that is not canonical padded base64. */
 export class InvalidBase64Error extends Error {
   /** Describe the bad input by its length and a short prefix. */
   constructor(text: string) {
@@ -35,7 +37,9 @@ export class InvalidBase64Error extends Error {
 }
 
 /**
- * Decode standard padded base64, rejecting anything else.
+ * Decode standard padded base64, rejecting anything else: missing padding,
+ * whitespace, the URL-safe alphabet, and non-zero bits in the last
+ * character before the padding.
  *
  * @throws {InvalidBase64Error} when the text is not valid padded base64
  */

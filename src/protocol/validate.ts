@@ -172,7 +172,11 @@ export function requireAbsolutePath(
 /** Check that `value` is an absolute path or a `file://` URI; return the path. */
 export function absolutePath(value: string, field: string): string {
   let path = value;
-  if (value.startsWith("file:")) {
+  if (/^file:/i.test(value)) {
+    // URL parsing would turn "file:x" into "/x": a URI must be absolute too.
+    if (!/^file:\//i.test(value)) {
+      throw invalidParams(`${field} must be an absolute file URI, got ${show(value)}`);
+    }
     let url: URL;
     try {
       url = new URL(value);
@@ -181,6 +185,12 @@ export function absolutePath(value: string, field: string): string {
     }
     if (url.host !== "" && url.host !== "localhost") {
       throw invalidParams(`${field} names a remote host: ${show(value)}`);
+    }
+    // A '?' or '#' would otherwise be dropped silently from the path.
+    if (url.search !== "" || url.hash !== "" || /[?#]/.test(value)) {
+      throw invalidParams(
+        `${field} file URI has a query or fragment (percent-encode ? and #): ${show(value)}`,
+      );
     }
     try {
       path = decodeURIComponent(url.pathname);

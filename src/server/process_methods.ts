@@ -44,6 +44,7 @@ export function parseStartParams(params: unknown): ProcessStartParams {
   const p = paramsObject(params, Method.ProcessStart);
   const processId = requireNonEmptyString(p, "processId");
   const argv = requireStringArray(p, "argv");
+  if (argv[0] === "") throw invalidParams("argv[0] must not be empty: it names the program");
   const cwd = absolutePath(requireString(p, "cwd"), "cwd");
   const env = requireStringRecord(p, "env");
   const tty = requireBoolean(p, "tty");

@@ -1,0 +1,118 @@
+import assert from "node:assert/strict";
+import { type LineEvent, LineSplitter } from "./line_splitter.ts";
+
+const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
+
+function pushAll(splitter: LineSplitter, ...chunks: (string | Uint8Array)[]): LineEvent[] {
+  return chunks.flatMap((c) => splitter.push(typeof c === "string" ? enc(c) : c));
+}
+
+Deno.test("LineSplitter: lines split across chunks are joined", () => {
+  const s = new LineSplitter(1024);
+  assert.deepEqual(s.push(enc('{"a"')), []);
+  assert.deepEqual(s.push(enc(":1")), []);
+  assert.deepEqual(s.push(enc('}\n{"b":2}\n{"c"')), [
+    { kind: "line", text: '{"a":1}' },
+    { kind: "line", text: '{"b":2}' },
+  ]);
+  assert.deepEqual(s.push(enc(":3}\n")), [{ kind: "line", text: '{"c":3}' }]);
+});
+
+Deno.test("LineSplitter: a multi-byte character split between chunks", () => {
+  const s = new LineSplitter(1024);
+  const bytes = enc('"é€😀"\n');
+  const events = [...bytes].flatMap((b) => s.push(new Uint8Array([b])));
+  assert.deepEqual(events, [{ kind: "line", text: '"é€😀"' }]);
+});
+
+Deno.test("LineSplitter: blank and whitespace-only lines are skipped", () => {
+  const s = new LineSplitter(1024);
+  assert.deepEqual(pushAll(s, "\n\n  \n\t\n", "\r\n", "x\n", "\n"), [{ kind: "line", text: "x" }]);
+  assert.deepEqual(s.end(), []);
+});
+
+Deno.test("LineSplitter: CRLF line endings leave a carriage return JSON ignores", () => {
+  const s = new LineSplitter(1024);
+  const events = pushAll(s, '{"id":1}\r\n{"id":2}\r', "\n");
+  assert.equal(events.length, 2);
+  assert.deepEqual(
+    events.map((e) => e.kind === "line" ? JSON.parse(e.text) : e),
+    [{ id: 1 }, { id: 2 }],
+  );
+});
+
+Deno.test("LineSplitter: the limit counts bytes, not characters, without the newline", () => {
+  const s = new LineSplitter(4);
+  assert.deepEqual(s.push(enc("abcd\n")), [{ kind: "line", text: "abcd" }]);
+  // "éé" is 4 bytes; "ééé" is 6.
+  assert.deepEqual(s.push(enc("éé\n")), [{ kind: "line", text: "éé" }]);
+  assert.deepEqual(s.push(enc("ééé\n")), [{ kind: "tooLarge", bytes: 6, limit: 4 }]);
+  assert.deepEqual(s.push(enc("abcde\n")), [{ kind: "tooLarge", bytes: 5, limit: 4 }]);
+});
+
+Deno.test("LineSplitter: an oversized line is reported once, at its newline, then reading goes on", () => {
+  const s = new LineSplitter(10);
+  assert.deepEqual(s.push(enc("x".repeat(8))), []);
+  assert.deepEqual(s.push(enc("x".repeat(8))), [], "reported before the line ended");
+  assert.deepEqual(s.push(enc("x".repeat(100))), []);
+  assert.deepEqual(s.push(enc('\n{"ok":1}\n')), [
+    { kind: "tooLarge", bytes: 116, limit: 10 },
+    { kind: "line", text: '{"ok":1}' },
+  ]);
+  // Nothing of the discarded line leaks into the next one.
+  assert.deepEqual(s.push(enc("short\n")), [{ kind: "line", text: "short" }]);
+});
+
+Deno.test("LineSplitter: an oversized line is not buffered while it is discarded", () => {
+  const s = new LineSplitter(1024);
+  const chunk = new Uint8Array(1024 * 1024).fill(0x78);
+  const before = Deno.memoryUsage();
+  // 256 MiB of one endless line: if it were kept, the splitter would hold
+  // a copy of each chunk.
+  for (let i = 0; i < 256; i++) assert.deepEqual(s.push(chunk), []);
+  const after = Deno.memoryUsage();
+  const grown = after.external + after.heapUsed - before.external - before.heapUsed;
+  assert.ok(grown < 64 * 1024 * 1024, `memory grew by ${grown} bytes`);
+  assert.deepEqual(s.push(enc("\n")), [{
+    kind: "tooLarge",
+    bytes: 256 * 1024 * 1024,
+    limit: 1024,
+  }]);
+});
+
+Deno.test("LineSplitter: a line that is not UTF-8 is reported and the next one read", () => {
+  const s = new LineSplitter(1024);
+  const bad = new Uint8Array([0x7b, 0xc3, 0x28, 0x7d, 0x0a]);
+  assert.deepEqual(s.push(bad), [{ kind: "badUtf8", bytes: 4 }]);
+  assert.deepEqual(s.push(new Uint8Array([0xff, 0x0a, 0x61, 0x0a])), [
+    { kind: "badUtf8", bytes: 1 },
+    { kind: "line", text: "a" },
+  ]);
+  // A character cut off by the newline is bad too.
+  assert.deepEqual(s.push(new Uint8Array([0x61, 0xe2, 0x82, 0x0a])), [
+    { kind: "badUtf8", bytes: 3 },
+  ]);
+});
+
+Deno.test("LineSplitter: the final line without a newline comes from end()", () => {
+  const s = new LineSplitter(1024);
+  assert.deepEqual(s.push(enc('{"a":1}\n{"last":')), [{ kind: "line", text: '{"a":1}' }]);
+  assert.deepEqual(s.push(enc("true}")), []);
+  assert.deepEqual(s.end(), [{ kind: "line", text: '{"last":true}' }]);
+  assert.deepEqual(s.end(), [], "end() reports a line once");
+});
+
+Deno.test("LineSplitter: end() reports a pending oversized line", () => {
+  const s = new LineSplitter(4);
+  assert.deepEqual(s.push(enc("123456")), []);
+  assert.deepEqual(s.end(), [{ kind: "tooLarge", bytes: 6, limit: 4 }]);
+  assert.deepEqual(new LineSplitter(4).end(), []);
+});
+
+Deno.test("LineSplitter: a held tail does not change when the caller reuses its buffer", () => {
+  const s = new LineSplitter(1024);
+  const buf = enc("abc");
+  s.push(buf);
+  buf.set(enc("XYZ"));
+  assert.deepEqual(s.push(enc("\n")), [{ kind: "line", text: "abc" }]);
+});
