@@ -99,7 +99,10 @@ function parseCount(flag: string, text: string | undefined, min = 0): number | u
   const unit = (m[2] ?? "").toUpperCase()[0];
   const mult = unit === "K" ? 1024 : unit === "M" ? 1024 ** 2 : unit === "G" ? 1024 ** 3 : 1;
   const value = Number(m[1]) * mult;
-  if (!Number.isSafeInteger(value) || value < min) {
+  if (!Number.isSafeInteger(value)) {
+    throw new UsageError(`--${flag} is too large: ${JSON.stringify(text)}`);
+  }
+  if (value < min) {
     throw new UsageError(`--${flag} must be at least ${min}, got ${JSON.stringify(text)}`);
   }
   return value;
@@ -119,16 +122,22 @@ export function parseListen(text: string): ListenAddress {
   } catch {
     throw new UsageError(`--listen is not a valid URL: ${JSON.stringify(text)}`);
   }
-  if (url.port === "" && !/:0\/?$/.test(text)) {
+  if ((url.pathname !== "/" && url.pathname !== "") || url.search !== "" || url.hash !== "") {
+    throw new UsageError(`--listen takes no path or query, got ${JSON.stringify(text)}`);
+  }
+  // URL drops a port equal to the scheme's default (80), so read it from
+  // the text itself.
+  const port = /:(\d+)\/?$/.exec(text);
+  if (!port) {
     throw new UsageError(
       `--listen ws:// needs a port (0 picks a free one), got ${JSON.stringify(text)}`,
     );
   }
-  if (url.pathname !== "/" && url.pathname !== "") {
-    throw new UsageError(`--listen takes no path, got ${JSON.stringify(text)}`);
+  if (Number(port[1]) > 65535) {
+    throw new UsageError(`--listen port must be at most 65535, got ${JSON.stringify(text)}`);
   }
   const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
-  return { kind: "ws", hostname, port: url.port === "" ? 0 : Number(url.port) };
+  return { kind: "ws", hostname, port: Number(port[1]) };
 }
 
 /**

@@ -90,7 +90,7 @@ Deno.test("parseCliArgs: bad numbers name the flag and the value", () => {
     [["--max-message-bytes", "1000"], /--max-message-bytes must be at least 1024, got "1000"/],
     [["--output-high-water-bytes", "10"], /at least 1024/],
     [["--exited-retention-ms=-5"], /--exited-retention-ms must be a whole number, got "-5"/],
-    [["--max-output-bytes", "99999999999999999999"], /--max-output-bytes must be at least 1/],
+    [["--max-output-bytes", "99999999999999999999"], /--max-output-bytes is too large/],
   ];
   for (const [args, message] of cases) {
     assert.throws(
@@ -128,13 +128,16 @@ Deno.test("parseListen: ws://HOST:PORT with names, IPv4 and IPv6", () => {
   assert.deepEqual(parseListen("ws://[::1]:0"), { kind: "ws", hostname: "::1", port: 0 });
   assert.deepEqual(parseListen("ws://[::]:9000/"), { kind: "ws", hostname: "::", port: 9000 });
   assert.deepEqual(parseListen("ws://0.0.0.0:0/"), { kind: "ws", hostname: "0.0.0.0", port: 0 });
+  // URL parsing drops the scheme's default port; it must still count.
+  assert.deepEqual(parseListen("ws://0.0.0.0:80"), { kind: "ws", hostname: "0.0.0.0", port: 80 });
 });
 
 Deno.test("parseListen: rejected addresses name the value", () => {
   const cases: [string, RegExp][] = [
     ["ws://localhost", /needs a port .*"ws:\/\/localhost"/],
     ["ws://[::1]", /needs a port/],
-    ["ws://h:0/path", /takes no path, got "ws:\/\/h:0\/path"/],
+    ["ws://h:0/path", /takes no path or query, got "ws:\/\/h:0\/path"/],
+    ["ws://h:0?x=1", /takes no path or query/],
     ["http://h:1", /must be stdio:\/\/ or ws:\/\/HOST:PORT, got "http:\/\/h:1"/],
     ["wss://h:1", /must be stdio:\/\/ or ws:\/\/HOST:PORT/],
     ["tcp://h:1", /must be stdio/],

@@ -1,0 +1,276 @@
+/**
+ * Serve sessions over websockets: bind a listener, admit requests by token,
+ * origin and connection count, and hand each websocket to the server as its
+ * own connection.
+ *
+ * @module
+ */
+import type { FrameConnection } from "../rpc/connection.ts";
+import {
+  type HttpRequestHead,
+  listenWebSocket,
+  type RequestVerdict,
+  type WebSocketListener,
+} from "../runtime/websocket_server.ts";
+import { WebSocketConnection } from "./websocket.ts";
+import {
+  BearerToken,
+  generateToken,
+  isLoopbackHost,
+  OriginPolicy,
+  validateToken,
+  WebSocketConfigError,
+} from "./websocket_auth.ts";
+
+/** The path that answers `200 ok` without a token, for health checks. */
+export const READY_PATH = "/readyz";
+
+/** The path websocket clients connect to. */
+export const WEBSOCKET_PATH = "/";
+
+/** Anything that serves connections, such as `ExecServer`. */
+export interface ConnectionServer {
+  /** Serve one connection until it ends. */
+  serve(conn: FrameConnection): Promise<void>;
+  /** Limits used as defaults for the websocket connections. */
+  readonly options?: {
+    readonly maxMessageBytes?: number;
+    readonly outputHighWaterBytes?: number;
+  };
+}
+
+/** Where the listener reports refusals and connections. */
+export interface WebSocketLogger {
+  /** Refused credentials or origins. */
+  warn(message: string): void;
+  /** Connections and other refusals. */
+  info(message: string): void;
+}
+
+/** Options of {@linkcode serveWebSocket}. */
+export interface ServeWebSocketOptions {
+  /** Address or name to bind (default `127.0.0.1`). */
+  hostname?: string;
+  /** Port (default 0: a free one). */
+  port?: number;
+  /**
+   * The bearer token clients must send as `Authorization: Bearer <token>`.
+   * Without it (and without `noAuth`) a random token is generated, which is
+   * allowed on loopback addresses only.
+   */
+  token?: string;
+  /** Accept every client without a token. Only for trusted setups. */
+  noAuth?: boolean;
+  /** Browser origins allowed to connect; requests with any other `Origin` get 403. */
+  allowOrigins?: readonly string[];
+  /** Concurrent websocket connections; more get 503 (default 64). */
+  maxConnections?: number;
+  /** The largest accepted frame (default: the server's `maxMessageBytes`, else 256 MiB). */
+  maxMessageBytes?: number;
+  /** Buffered outgoing bytes at which a connection's processes pause (default: the server's `outputHighWaterBytes`, else 8 MiB). */
+  highWaterBytes?: number;
+  /** Ping interval in ms; a peer that misses a pong is disconnected (default 30000, 0 disables). */
+  heartbeatMs?: number;
+  /** Where refusals and connections are logged (default: nowhere). */
+  logger?: WebSocketLogger;
+}
+
+/** A running websocket listener. */
+export interface WebSocketServerHandle {
+  /** The bound URL, e.g. `ws://127.0.0.1:43125` (an IP address even when a name was bound). */
+  readonly url: string;
+  /** The bound address. */
+  readonly hostname: string;
+  /** The bound port. */
+  readonly port: number;
+  /** The token clients must send, or undefined with `noAuth`. */
+  readonly token: string | undefined;
+  /** True when the token was generated (so the caller should show it). */
+  readonly tokenGenerated: boolean;
+  /** Open websocket connections. */
+  readonly connectionCount: number;
+  /**
+   * Refuse new connections (503) while the open ones and their processes
+   * carry on; `/readyz` answers 503 from now on. The port stays bound until
+   * `close()`.
+   */
+  stopAccepting(): void;
+  /** Release the port and close every connection, which kills their processes. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
+const HARD_FRAME_CAP_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Listen for websocket clients and serve each as its own session of
+ * `server`.
+ *
+ * Requests are judged in this order: `GET /readyz` → 200 `ok`; anything
+ * but a websocket upgrade of `/` → 404; an `Origin` not allowed → 403; a
+ * missing or wrong token → 401; too many connections → 503.
+ *
+ * @example
+ * ```ts
+ * import { ExecServer, serveWebSocket } from "../../mod.ts";
+ * const server = new ExecServer();
+ * const ws = await serveWebSocket(server, { port: 0, token: "s3cret-token" });
+ * console.error(`listening on ${ws.url}`);
+ * // ... later
+ * await ws.close();
+ * ```
+ * @throws {WebSocketConfigError} for unsafe or contradictory options
+ * @throws {ListenError} when the address cannot be bound
+ */
+export async function serveWebSocket(
+  server: ConnectionServer,
+  options: ServeWebSocketOptions = {},
+): Promise<WebSocketServerHandle> {
+  const hostname = options.hostname ?? "127.0.0.1";
+  const port = options.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new WebSocketConfigError(`port must be 0..65535, got ${port}`);
+  }
+  const maxConnections = options.maxConnections ?? 64;
+  if (!Number.isInteger(maxConnections) || maxConnections < 1) {
+    throw new WebSocketConfigError(`maxConnections must be at least 1, got ${maxConnections}`);
+  }
+  const noAuth = options.noAuth ?? false;
+  if (noAuth && options.token !== undefined) {
+    throw new WebSocketConfigError("a token and no-auth exclude each other: choose one");
+  }
+  let token = options.token === undefined ? undefined : validateToken(options.token);
+  let tokenGenerated = false;
+  if (!noAuth && token === undefined) {
+    // A generated token exists only in this process's stderr; on an address
+    // others can reach, insist on a secret the operator provisioned.
+    if (!isLoopbackHost(hostname)) {
+      throw new WebSocketConfigError(
+        `refusing to listen on ${hostname}, which is not a loopback address, with a generated token: ` +
+          `give a token file (--token-file), or --no-auth on a trusted network`,
+      );
+    }
+    token = generateToken();
+    tokenGenerated = true;
+  }
+  const bearer = token === undefined ? undefined : new BearerToken(token);
+  const origins = new OriginPolicy(options.allowOrigins ?? []);
+  const maxMessageBytes = options.maxMessageBytes ?? server.options?.maxMessageBytes ??
+    DEFAULT_MAX_MESSAGE_BYTES;
+  const highWaterBytes = options.highWaterBytes ?? server.options?.outputHighWaterBytes;
+  const logger = options.logger;
+
+  const open = new Set<{ conn: WebSocketConnection; done: Promise<void> }>();
+  let slots = 0;
+  let accepting = true;
+
+  const respond = (
+    status: number,
+    body: string,
+    headers?: Record<string, string>,
+  ): RequestVerdict => ({ kind: "respond", status, body, headers });
+
+  const onRequest = (head: HttpRequestHead): RequestVerdict => {
+    if (head.method === "GET" && head.path === READY_PATH && !head.wantsWebSocket) {
+      return accepting ? respond(200, "ok") : respond(503, "stopping");
+    }
+    if (!head.wantsWebSocket || head.method !== "GET" || head.path !== WEBSOCKET_PATH) {
+      return respond(404, "not found\n");
+    }
+    const from = head.remoteAddress;
+    if (!origins.allows(head.header("origin"))) {
+      logger?.warn(
+        `refused websocket from ${from}: origin ${
+          JSON.stringify(head.header("origin"))
+        } is not allowed (--allow-origin)`,
+      );
+      return respond(403, "forbidden\n");
+    }
+    if (bearer && !bearer.matches(head.header("authorization"))) {
+      logger?.warn(`refused websocket from ${from}: missing or wrong bearer token`);
+      return respond(401, "unauthorized\n", { "www-authenticate": 'Bearer realm="exec-server"' });
+    }
+    if (!accepting) return respond(503, "shutting down\n");
+    if (slots >= maxConnections) {
+      logger?.info(`refused websocket from ${from}: ${maxConnections} connections already open`);
+      return respond(503, "too many connections\n", { "retry-after": "1" });
+    }
+    // The slot is taken before the handshake ends so racing upgrades cannot
+    // overshoot the limit.
+    slots++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      slots--;
+    };
+    return {
+      kind: "upgrade",
+      onAbort: release,
+      onOpen: (socket) => {
+        if (!accepting) {
+          socket.close(1001, "server stopping");
+          release();
+          return;
+        }
+        logger?.info(`websocket connection from ${from}`);
+        const conn = new WebSocketConnection(socket, { maxMessageBytes, highWaterBytes });
+        const entry = { conn, done: Promise.resolve() };
+        entry.done = server.serve(conn)
+          .catch((err) => logger?.warn(`websocket session from ${from} failed: ${err}`))
+          .then(() => conn.close())
+          .finally(() => {
+            open.delete(entry);
+            release();
+          });
+        open.add(entry);
+      },
+    };
+  };
+
+  const listener: WebSocketListener = await listenWebSocket({
+    hostname,
+    port,
+    // Oversized frames are answered with an error and the connection lives
+    // on, up to this hard cap (Deno's own is 64 MiB); beyond it receiving
+    // the frame is not worth the memory and the socket is closed.
+    maxPayloadBytes: Math.max(2 * maxMessageBytes, HARD_FRAME_CAP_BYTES),
+    heartbeatMs: options.heartbeatMs ?? 30_000,
+    onRequest,
+    onError: (message) => logger?.warn(message),
+  });
+
+  return {
+    url: formatWsUrl(listener.hostname, listener.port),
+    hostname: listener.hostname,
+    port: listener.port,
+    token,
+    tokenGenerated,
+    get connectionCount() {
+      return open.size;
+    },
+    stopAccepting() {
+      accepting = false;
+    },
+    async close() {
+      accepting = false;
+      const entries = [...open];
+      await Promise.all([listener.close(), ...entries.map((e) => e.conn.close())]);
+      await Promise.all(entries.map((e) => e.done));
+    },
+  };
+}
+
+/**
+ * `ws://HOST:PORT` with IPv6 addresses bracketed.
+ *
+ * @example
+ * ```ts
+ * import { formatWsUrl } from "./serve_websocket.ts";
+ * formatWsUrl("::1", 8080); // "ws://[::1]:8080"
+ * ```
+ */
+export function formatWsUrl(hostname: string, port: number): string {
+  const host = hostname.includes(":") ? `[${hostname.replace("%", "%25")}]` : hostname;
+  return `ws://${host}:${port}`;
+}

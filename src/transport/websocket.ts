@@ -1,0 +1,299 @@
+/**
+ * A {@linkcode FrameConnection} over a websocket: one JSON message per
+ * frame. Works with any object shaped like the standard `WebSocket` (Deno's
+ * and browsers' sockets, or the `ws` package's), on the server or the
+ * client side.
+ *
+ * @module
+ */
+import type { FrameConnection, IncomingFrame } from "../rpc/connection.ts";
+
+const CONNECTING = 0;
+const OPEN = 1;
+
+/** The part of the standard `WebSocket` interface this transport uses. */
+export interface WebSocketLike {
+  /** 0 connecting, 1 open, 2 closing, 3 closed. */
+  readonly readyState: number;
+  /** Bytes handed to `send` but not yet written to the network. */
+  readonly bufferedAmount: number;
+  /** Set to `"arraybuffer"` by the connection. */
+  binaryType: string;
+  /** Queue one text frame. */
+  send(data: string): void;
+  /** Start the closing handshake. */
+  close(code?: number, reason?: string): void;
+  /** Listen for `open`, `message`, `close` and `error`. */
+  addEventListener(type: string, listener: (event: { data?: unknown }) => void): void;
+}
+
+/** Options of {@linkcode WebSocketConnection}. */
+export interface WebSocketConnectionOptions {
+  /** The largest accepted incoming frame, in bytes (default 256 MiB). */
+  maxMessageBytes?: number;
+  /** Above this many buffered outgoing bytes, `send` returns false (default 8 MiB). */
+  highWaterBytes?: number;
+  /** `onDrain` listeners run once the buffer is at or below this (default a quarter of the high-water mark). */
+  lowWaterBytes?: number;
+  /**
+   * How often the socket's `bufferedAmount` is checked while congested or
+   * flushing, in ms (default 10): the standard interface has no drain event.
+   */
+  drainPollMs?: number;
+  /** How long `close()` waits for queued frames and the closing handshake, in ms (default 5000). */
+  closeTimeoutMs?: number;
+}
+
+type Queued = IncomingFrame | Promise<IncomingFrame>;
+
+/**
+ * Frames of a websocket as a {@linkcode FrameConnection}. Text frames are
+ * messages; binary frames must hold UTF-8 JSON. A frame over
+ * `maxMessageBytes` becomes a `tooLarge` frame (the session answers it with
+ * an error and the connection lives on). `frames()` ends when the socket
+ * closes or fails.
+ *
+ * @example
+ * ```ts
+ * import { WebSocketConnection } from "./websocket.ts";
+ * const socket = new WebSocket("ws://127.0.0.1:8080", {
+ *   headers: { Authorization: "Bearer secret" },
+ * });
+ * const conn = new WebSocketConnection(socket);
+ * conn.send(JSON.stringify({ id: 1, method: "initialize", params: { clientName: "me" } }));
+ * for await (const frame of conn.frames()) console.log(frame);
+ * ```
+ */
+export class WebSocketConnection implements FrameConnection {
+  #socket: WebSocketLike;
+  #maxMessageBytes: number;
+  #high: number;
+  #low: number;
+  #pollMs: number;
+  #closeTimeoutMs: number;
+  #queue: Queued[] = [];
+  #head = 0;
+  #wake: (() => void) | undefined;
+  #ended = false;
+  #iterating = false;
+  #beforeOpen: string[] = [];
+  #beforeOpenBytes = 0;
+  #congested = false;
+  #pollTimer: ReturnType<typeof setInterval> | undefined;
+  #drainListeners: (() => void)[] = [];
+  #closedListeners: (() => void)[] = [];
+  #decoder = new TextDecoder("utf-8", { fatal: true });
+
+  /** Wrap `socket`, which may still be connecting. */
+  constructor(socket: WebSocketLike, opts: WebSocketConnectionOptions = {}) {
+    this.#socket = socket;
+    this.#maxMessageBytes = opts.maxMessageBytes ?? 256 * 1024 * 1024;
+    this.#high = opts.highWaterBytes ?? 8 * 1024 * 1024;
+    this.#low = opts.lowWaterBytes ?? Math.floor(this.#high / 4);
+    this.#pollMs = opts.drainPollMs ?? 10;
+    this.#closeTimeoutMs = opts.closeTimeoutMs ?? 5000;
+    socket.binaryType = "arraybuffer";
+    socket.addEventListener("open", () => this.#flushBeforeOpen());
+    socket.addEventListener("message", (ev) => this.#onMessage(ev.data));
+    socket.addEventListener("close", () => this.#end());
+    // A failed socket is unusable even if its close event never comes.
+    socket.addEventListener("error", () => this.#end());
+    if (socket.readyState > OPEN) this.#end();
+  }
+
+  /** Bytes sent but not yet written to the network. */
+  get bufferedBytes(): number {
+    return this.#socket.bufferedAmount + this.#beforeOpenBytes;
+  }
+
+  /** The received frames, in order; ends when the socket closes. */
+  async *frames(): AsyncIterable<IncomingFrame> {
+    if (this.#iterating) throw new Error("WebSocketConnection.frames() can be iterated only once");
+    this.#iterating = true;
+    while (true) {
+      if (this.#head < this.#queue.length) {
+        const item = this.#queue[this.#head];
+        this.#queue[this.#head++] = undefined as unknown as Queued;
+        if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
+          this.#queue = this.#queue.slice(this.#head);
+          this.#head = 0;
+        }
+        yield await item;
+        continue;
+      }
+      if (this.#ended) return;
+      await new Promise<void>((resolve) => this.#wake = resolve);
+    }
+  }
+
+  /**
+   * Send one text frame. Returns false while the socket's buffer is above
+   * the high-water mark; frames sent after the socket closed are dropped.
+   */
+  send(text: string): boolean {
+    const state = this.#socket.readyState;
+    if (state === CONNECTING) {
+      this.#beforeOpen.push(text);
+      this.#beforeOpenBytes += text.length;
+    } else if (state === OPEN) {
+      try {
+        this.#socket.send(text);
+      } catch {
+        // The socket failed between the state check and the send; its close
+        // event ends the connection.
+      }
+    } else {
+      return true;
+    }
+    if (!this.#congested && this.bufferedBytes > this.#high) {
+      this.#congested = true;
+      this.#pollTimer = setInterval(() => this.#checkDrain(), this.#pollMs);
+    }
+    return !this.#congested;
+  }
+
+  /** Call `listener` each time a congested socket's buffer drains. */
+  onDrain(listener: () => void): void {
+    this.#drainListeners.push(listener);
+  }
+
+  /**
+   * Wait (up to `closeTimeoutMs`) for buffered frames to be written, then
+   * close the socket with code 1000 and wait for the closing handshake.
+   */
+  async close(): Promise<void> {
+    const deadline = Date.now() + this.#closeTimeoutMs;
+    const socket = this.#socket;
+    while (
+      socket.readyState === OPEN && this.bufferedBytes > 0 && Date.now() < deadline
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, this.#pollMs));
+    }
+    if (socket.readyState <= OPEN) {
+      try {
+        socket.close(1000, "closing");
+      } catch {
+        // Already failed; the close event follows.
+      }
+    }
+    if (!this.#ended) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => this.#closedListeners.push(resolve)),
+        new Promise<void>((resolve) =>
+          timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))
+        ),
+      ]);
+      clearTimeout(timer);
+    }
+  }
+
+  #flushBeforeOpen(): void {
+    const pending = this.#beforeOpen;
+    this.#beforeOpen = [];
+    this.#beforeOpenBytes = 0;
+    for (const text of pending) {
+      try {
+        this.#socket.send(text);
+      } catch {
+        break;
+      }
+    }
+  }
+
+  #checkDrain(): void {
+    if (this.#ended) return;
+    if (this.bufferedBytes > this.#low) return;
+    this.#stopPolling();
+    this.#congested = false;
+    for (const listener of this.#drainListeners) listener();
+  }
+
+  #stopPolling(): void {
+    if (this.#pollTimer !== undefined) clearInterval(this.#pollTimer);
+    this.#pollTimer = undefined;
+  }
+
+  #onMessage(data: unknown): void {
+    if (this.#ended) return;
+    if (typeof data === "string") {
+      this.#push(this.#textFrame(data));
+    } else if (data instanceof ArrayBuffer) {
+      this.#push(this.#binaryFrame(new Uint8Array(data)));
+    } else if (ArrayBuffer.isView(data)) {
+      this.#push(
+        this.#binaryFrame(new Uint8Array(data.buffer, data.byteOffset, data.byteLength)),
+      );
+    } else if (typeof Blob !== "undefined" && data instanceof Blob) {
+      // A socket whose binaryType could not be changed: decode in order.
+      this.#push(data.arrayBuffer().then((buf) => this.#binaryFrame(new Uint8Array(buf))));
+    } else {
+      this.#push({ kind: "badUtf8", bytes: 0 });
+    }
+  }
+
+  #textFrame(text: string): IncomingFrame {
+    // Three UTF-8 bytes per UTF-16 unit at most: count only near the limit.
+    if (text.length * 3 > this.#maxMessageBytes) {
+      const bytes = utf8Length(text);
+      if (bytes > this.#maxMessageBytes) {
+        return { kind: "tooLarge", bytes, limit: this.#maxMessageBytes };
+      }
+    }
+    return { kind: "text", text };
+  }
+
+  #binaryFrame(bytes: Uint8Array): IncomingFrame {
+    if (bytes.byteLength > this.#maxMessageBytes) {
+      return { kind: "tooLarge", bytes: bytes.byteLength, limit: this.#maxMessageBytes };
+    }
+    try {
+      return { kind: "text", text: this.#decoder.decode(bytes) };
+    } catch {
+      return { kind: "badUtf8", bytes: bytes.byteLength };
+    }
+  }
+
+  #push(item: Queued): void {
+    this.#queue.push(item);
+    this.#wakeReader();
+  }
+
+  #wakeReader(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+
+  #end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#stopPolling();
+    this.#beforeOpen = [];
+    this.#beforeOpenBytes = 0;
+    this.#wakeReader();
+    const listeners = this.#closedListeners;
+    this.#closedListeners = [];
+    for (const listener of listeners) listener();
+  }
+}
+
+/** The UTF-8 length of a string, without encoding it. */
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 4;
+        i++;
+      } else {
+        bytes += 3;
+      }
+    } else bytes += 3;
+  }
+  return bytes;
+}
