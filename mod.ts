@@ -17,3 +17,34 @@ export { StdioConnection, type StdioConnectionOptions } from "./src/transport/st
 export type { FrameConnection, IncomingFrame } from "./src/rpc/connection.ts";
 export { PeerClosedError, RemoteError, RpcPeer } from "./src/rpc/peer.ts";
 export { SERVER_NAME, VERSION } from "./src/version.ts";
+export * from "./src/client/mod.ts";
+export {
+  type ConnectionPairOptions,
+  createConnectionPair,
+  type InProcessServer,
+  startInProcessServer,
+} from "./src/transport/in_process.ts";
+export {
+  type ConnectionServer,
+  formatWsUrl,
+  READY_PATH,
+  serveWebSocket,
+  type ServeWebSocketOptions,
+  WEBSOCKET_PATH,
+  type WebSocketLogger,
+  type WebSocketServerHandle,
+} from "./src/transport/serve_websocket.ts";
+export {
+  WebSocketConnection,
+  type WebSocketConnectionOptions,
+  type WebSocketLike,
+} from "./src/transport/websocket.ts";
+export {
+  BearerToken,
+  generateToken,
+  isLoopbackHost,
+  readTokenFile,
+  type TokenFile,
+  WebSocketConfigError,
+} from "./src/transport/websocket_auth.ts";
+export { ListenError } from "./src/runtime/websocket_server.ts";

@@ -1,0 +1,203 @@
+/**
+ * A server run as a child process and spoken to over its stdin/stdout:
+ * a local `exec-server`, or `ssh host exec-server`. The client owns the
+ * child: closing the client ends its stdin, waits, then kills it.
+ *
+ * @module
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import process from "node:process";
+import type { Readable, Writable } from "node:stream";
+import type { FrameConnection } from "../rpc/connection.ts";
+import { StdioConnection } from "../transport/stdio.ts";
+import { ConnectError } from "./errors.ts";
+
+/** What happens to the child's stderr. */
+export type ChildStderr = "capture" | "inherit" | "ignore";
+
+/** Options of a child-process server. */
+export interface ChildServerOptions {
+  /** The child's working directory (default: the current one). */
+  cwd?: string;
+  /** The child's environment (default: this process's environment). */
+  env?: Record<string, string>;
+  /**
+   * `"capture"` (default) keeps the last 8 KiB of stderr and quotes it when
+   * the server fails; `"inherit"` passes it through; `"ignore"` drops it.
+   */
+  stderr?: ChildStderr;
+  /** How long to wait for the child to exit once its stdin is closed, in ms (default 5000). */
+  closeTimeoutMs?: number;
+  /** The largest accepted incoming message, in bytes (default 256 MiB). */
+  maxMessageBytes?: number;
+}
+
+/** How a client ties its lifetime to whatever carries its connection. */
+export interface ConnectionLifetime {
+  /** A human-readable name of the peer, used in error messages. */
+  target?: string;
+  /** Explain why the connection ended by itself (e.g. the server's exit status). */
+  explainEnd?(): Promise<string | undefined>;
+  /** Release everything once the connection is over (e.g. kill the child). */
+  dispose?(): Promise<void>;
+}
+
+const STDERR_TAIL_BYTES = 8 * 1024;
+
+/** A started child-process server. */
+export interface ChildServer {
+  /** The connection over the child's stdio. */
+  connection: FrameConnection;
+  /** Ends the child with the client. */
+  lifetime: ConnectionLifetime;
+  /** The child's pid. */
+  pid: number;
+}
+
+/**
+ * Start `command args` and connect to its stdio.
+ *
+ * @throws {ConnectError} when the program cannot be started
+ */
+export async function startChildServer(
+  command: string,
+  args: string[],
+  opts: ChildServerOptions = {},
+): Promise<ChildServer> {
+  const target = [command, ...args].map(quoteForDisplay).join(" ");
+  const stderrMode = opts.stderr ?? "capture";
+  const child = spawn(command, args, {
+    cwd: opts.cwd,
+    env: opts.env ?? process.env,
+    stdio: ["pipe", "pipe", stderrMode === "capture" ? "pipe" : stderrMode],
+    windowsHide: true,
+  });
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error & { code?: string }) => {
+      child.off("spawn", onSpawn);
+      reject(new ConnectError(target, err.code ?? err.message, { cause: err }));
+    };
+    const onSpawn = () => {
+      child.off("error", onError);
+      resolve();
+    };
+    child.once("error", onError);
+    child.once("spawn", onSpawn);
+  });
+  // Write failures after the child died surface as a closed connection.
+  child.stdin!.on("error", () => {});
+  child.on("error", () => {});
+  let stderrTail = "";
+  if (stderrMode === "capture") {
+    child.stderr!.setEncoding("utf8");
+    child.stderr!.on("data", (text: string) => {
+      stderrTail = (stderrTail + text).slice(-STDERR_TAIL_BYTES);
+    });
+  }
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      resolve({ code: child.exitCode, signal: child.signalCode });
+    } else child.once("exit", (code, signal) => resolve({ code, signal }));
+  });
+  const connection = new StdioConnection(
+    readableFromNode(child.stdout!),
+    writableFromNode(child.stdin!),
+    { maxMessageBytes: opts.maxMessageBytes },
+  );
+  const closeTimeoutMs = opts.closeTimeoutMs ?? 5000;
+  const lifetime: ConnectionLifetime = {
+    target,
+    explainEnd: async () => {
+      const status = await within(exited, Math.min(closeTimeoutMs, 2000));
+      const how = status === undefined
+        ? `${target} closed its output`
+        : status.signal
+        ? `${target} was killed by ${status.signal}`
+        : `${target} exited with code ${status.code}`;
+      const tail = stderrTail.trim();
+      return tail ? `${how}; its stderr ends with:\n${tail}` : how;
+    },
+    dispose: () => stopChild(child, exited, closeTimeoutMs),
+  };
+  return { connection, lifetime, pid: child.pid! };
+}
+
+async function stopChild(
+  child: ChildProcess,
+  exited: Promise<unknown>,
+  closeTimeoutMs: number,
+): Promise<void> {
+  child.stdin?.end();
+  if (await within(exited, closeTimeoutMs) !== undefined) return;
+  child.kill("SIGTERM");
+  if (await within(exited, 2000) !== undefined) return;
+  child.kill("SIGKILL");
+  await exited;
+}
+
+/** `promise`'s value, or undefined once `ms` have passed. */
+export function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    promise,
+    new Promise<undefined>((resolve) => timer = setTimeout(() => resolve(undefined), ms)),
+  ]).finally(() => clearTimeout(timer));
+}
+
+function quoteForDisplay(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** A Node readable as a Web stream of bytes, with backpressure. */
+function readableFromNode(stream: Readable): ReadableStream<Uint8Array> {
+  let done = false;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      stream.on("data", (chunk: Uint8Array) => {
+        if (done) return;
+        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        if ((controller.desiredSize ?? 1) <= 0) stream.pause();
+      });
+      const finish = () => {
+        if (done) return;
+        done = true;
+        controller.close();
+      };
+      stream.on("end", finish);
+      stream.on("close", finish);
+      stream.on("error", (err) => {
+        if (done) return;
+        done = true;
+        controller.error(err);
+      });
+    },
+    pull() {
+      stream.resume();
+    },
+    cancel() {
+      done = true;
+      stream.destroy();
+    },
+  }, { highWaterMark: 16 });
+}
+
+/** A Node writable as a Web stream of bytes; each write resolves once handed to the OS. */
+function writableFromNode(stream: Writable): WritableStream<Uint8Array> {
+  return new WritableStream<Uint8Array>({
+    write(chunk) {
+      return new Promise<void>((resolve, reject) => {
+        stream.write(chunk, (err) => err ? reject(err) : resolve());
+      });
+    },
+    close() {
+      return new Promise<void>((resolve) => {
+        if (stream.writableFinished || stream.destroyed) return resolve();
+        stream.once("close", () => resolve());
+        stream.end(() => resolve());
+      });
+    },
+    abort() {
+      stream.destroy();
+    },
+  });
+}

@@ -1,0 +1,116 @@
+/**
+ * An execution environment: processes and files, on this machine or on a
+ * connected server, behind one interface, so the same code runs in either.
+ *
+ * @module
+ */
+import { LocalFileSystem, type LocalFileSystemOptions } from "../fs/local.ts";
+import type { FileSystem } from "../fs/types.ts";
+import type { ExecServerClient } from "./client.ts";
+import { LocalProcesses, type LocalProcessesOptions } from "./local_process.ts";
+import {
+  type ExecProcess,
+  type RunOptions,
+  runProcess,
+  type RunResult,
+  type SpawnedProcess,
+  type SpawnOptions,
+} from "./process_handle.ts";
+
+/** Options of {@linkcode Environment.local}. */
+export interface LocalEnvironmentOptions extends LocalProcessesOptions, LocalFileSystemOptions {}
+
+/**
+ * Processes (`process`) and files (`fs`) of one machine. Local and remote
+ * environments behave identically: same handles, same defaults (cwd `/`,
+ * env `{PATH: "/usr/local/bin:/usr/bin:/bin"}`), same error classes with
+ * the same `errno`s.
+ *
+ * @example
+ * ```ts
+ * import { Environment, ExecServerClient } from "../../mod.ts";
+ * async function build(env: Environment): Promise<string> {
+ *   await env.fs.writeFile("/tmp/main.c", new TextEncoder().encode("int main(){return 0;}"));
+ *   const r = await env.process.run(["cc", "-o", "/tmp/main", "/tmp/main.c"]);
+ *   return r.stderr;
+ * }
+ * await build(Environment.local());
+ * const client = await ExecServerClient.connectSsh("me@build-box");
+ * await build(Environment.remote(client));
+ * ```
+ */
+export class Environment {
+  /** Start processes. */
+  readonly process: ExecProcess;
+  /** Read and write files. */
+  readonly fs: FileSystem;
+  /** Where it runs. */
+  readonly kind: "local" | "remote";
+  #close: () => Promise<void>;
+
+  private constructor(
+    kind: "local" | "remote",
+    process: ExecProcess,
+    fs: FileSystem,
+    close: () => Promise<void>,
+  ) {
+    this.kind = kind;
+    this.process = process;
+    this.fs = fs;
+    this.#close = close;
+  }
+
+  /** This machine, without a server: processes are started directly. */
+  static local(options: LocalEnvironmentOptions = {}): Environment {
+    const processes = new LocalProcesses(options);
+    return new Environment(
+      "local",
+      processes,
+      new LocalFileSystem({ maxReadFileBytes: options.maxReadFileBytes }),
+      () => processes.close(),
+    );
+  }
+
+  /**
+   * The host `client` is connected to. Closing the environment kills the
+   * processes it started but leaves the client open: whoever connected it
+   * closes it.
+   */
+  static remote(client: ExecServerClient): Environment {
+    const processes = new TrackedProcesses(client);
+    return new Environment("remote", processes, client.fs, () => processes.close());
+  }
+
+  /** Kill the process trees this environment started that still run. */
+  close(): Promise<void> {
+    return this.#close();
+  }
+}
+
+/** Remembers the running processes started through it, to kill them on close. */
+class TrackedProcesses implements ExecProcess {
+  #inner: ExecProcess;
+  #live = new Set<SpawnedProcess>();
+
+  constructor(inner: ExecProcess) {
+    this.#inner = inner;
+  }
+
+  async spawn(options: SpawnOptions): Promise<SpawnedProcess> {
+    const p = await this.#inner.spawn(options);
+    this.#live.add(p);
+    p.wait().finally(() => this.#live.delete(p)).catch(() => {});
+    return p;
+  }
+
+  run(command: string[] | SpawnOptions, options?: RunOptions): Promise<RunResult> {
+    return runProcess(this, command, options);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#live].map(async (p) => {
+      await p.terminate().catch(() => false);
+      await p.wait().catch(() => undefined);
+    }));
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * {@linkcode ExecProcess} on this machine, driving the process backends
+ * directly (no server, no protocol) with the server's semantics: own
+ * process group, whole-tree kills, exit code 128+N for signal N, output
+ * drained before the exit is reported.
+ *
+ * @module
+ */
+import { signalTree } from "../process/kill_tree.ts";
+import { normalizeSignal } from "../process/signals.ts";
+import { SpawnCheckError } from "../process/spawn_checks.ts";
+import { spawnProcess } from "../process/spawn.ts";
+import {
+  type ExitStatus,
+  NotATerminalError,
+  type ProcessHandle,
+  StdinClosedError,
+} from "../process/types.ts";
+import type { TerminalSize } from "../protocol/methods.ts";
+import { ProcessError, SpawnError } from "./errors.ts";
+import {
+  createProcessHandle,
+  DEFAULT_CWD,
+  DEFAULT_ENV,
+  type ExecProcess,
+  processIdGenerator,
+  type ProcessOps,
+  resolveSpawnOptions,
+  type RunOptions,
+  runProcess,
+  type RunResult,
+  type SpawnedProcess,
+  type SpawnOptions,
+} from "./process_handle.ts";
+
+/** Options of {@linkcode LocalProcesses}. */
+export interface LocalProcessesOptions {
+  /** The working directory of processes started without one (default `/`). */
+  defaultCwd?: string;
+  /** The environment of processes started without one (default `{PATH}` only). */
+  defaultEnv?: Record<string, string>;
+  /**
+   * After a child exits, how long its output may stay silent before the
+   * streams are closed although a leftover grandchild holds them (default 250 ms).
+   */
+  exitDrainMs?: number;
+}
+
+const DEFAULT_SIZE: TerminalSize = { rows: 24, cols: 80 };
+
+interface Live {
+  handle: ProcessHandle | undefined;
+  running: boolean;
+  graceTimer: ReturnType<typeof setTimeout> | undefined;
+}
+
+/**
+ * Processes on the local machine with the same handle as remote ones.
+ *
+ * @example
+ * ```ts
+ * import { LocalProcesses } from "./local_process.ts";
+ * const local = new LocalProcesses({ defaultCwd: "/tmp" });
+ * const { stdout } = await local.run(["echo", "hi"]);
+ * await local.close();
+ * ```
+ */
+export class LocalProcesses implements ExecProcess {
+  #opts: LocalProcessesOptions;
+  #nextId = processIdGenerator();
+  #live = new Map<string, Live>();
+  #closed = false;
+
+  /** Create a process starter with the given defaults. */
+  constructor(opts: LocalProcessesOptions = {}) {
+    this.#opts = opts;
+  }
+
+  /**
+   * Start a local process.
+   *
+   * @throws {SpawnError} when the program or cwd cannot be used (`errno` says why)
+   * @throws {TypeError} for invalid options
+   */
+  async spawn(options: SpawnOptions): Promise<SpawnedProcess> {
+    const o = resolveSpawnOptions(options, {
+      cwd: this.#opts.defaultCwd ?? DEFAULT_CWD,
+      env: this.#opts.defaultEnv ?? DEFAULT_ENV,
+    });
+    if (this.#closed) throw new SpawnError(o.argv, "the local environment is closed", undefined);
+    if (o.tty && o.arg0 !== null && o.arg0 !== o.argv[0]) {
+      // Same rule as the server: a terminal child is exec'd by name.
+      throw new TypeError(
+        `arg0 ${JSON.stringify(o.arg0)} cannot differ from argv[0] for a tty process`,
+      );
+    }
+    const id = options.processId ?? this.#nextId();
+    if (this.#live.has(id)) {
+      throw new SpawnError(o.argv, `process id ${id} is already in use`, undefined);
+    }
+    const live: Live = { handle: undefined, running: true, graceTimer: undefined };
+    this.#live.set(id, live);
+    const { handle, sink } = createProcessHandle(id, o.argv, o.tty, this.#ops(id, live));
+    let seq = 0;
+    const started = performance.now();
+    let proc: ProcessHandle;
+    try {
+      proc = await spawnProcess({
+        argv: o.argv,
+        arg0: o.arg0,
+        cwd: o.cwd,
+        env: o.env,
+        tty: o.tty,
+        pipeStdin: o.pipeStdin,
+        size: o.size ?? DEFAULT_SIZE,
+        drainQuietMs: this.#opts.exitDrainMs ?? 250,
+        // Node hands out Buffers; a plain view makes local and remote chunks alike.
+        onOutput: (stream, data) =>
+          sink.output({
+            stream,
+            data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+            seq: ++seq,
+          }),
+      });
+    } catch (err) {
+      this.#live.delete(id);
+      const errno = err instanceof SpawnCheckError ? err.errno : (err as { code?: string }).code;
+      const detail = err instanceof Error ? err.message : String(err);
+      throw new SpawnError(o.argv, detail, errno, { cause: err });
+    }
+    live.handle = proc;
+    if (this.#closed) void signalTree(proc.pid, "SIGKILL");
+    proc.finished.then((status: ExitStatus) => {
+      live.running = false;
+      clearTimeout(live.graceTimer);
+      this.#live.delete(id);
+      const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+      sink.exited({ exitCode: status.exitCode, signal: status.signal, durationMs });
+    });
+    return handle;
+  }
+
+  /** Start a process, feed it `stdin`, and collect its output and exit. */
+  run(command: string[] | SpawnOptions, options?: RunOptions): Promise<RunResult> {
+    return runProcess(this, command, options);
+  }
+
+  /** Kill every running process tree started here and refuse new ones. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const live = [...this.#live.values()];
+    await Promise.all(live.map(async (l) => {
+      clearTimeout(l.graceTimer);
+      if (l.handle) {
+        await signalTree(l.handle.pid, "SIGKILL");
+        await l.handle.finished;
+      }
+    }));
+  }
+
+  #ops(id: string, live: Live): ProcessOps {
+    const fail = (operation: string, detail: string, cause?: unknown): ProcessError =>
+      new ProcessError(id, operation, detail, { cause });
+    const requireRunning = (operation: string): ProcessHandle => {
+      if (!live.running || !live.handle) throw fail(operation, `process ${id} has exited`);
+      return live.handle;
+    };
+    return {
+      write: async (data) => {
+        // As on the server, an exited process's stdin counts as closed.
+        const h = live.running ? live.handle : undefined;
+        if (!h?.stdinOpen) throw fail("write", `stdin of process ${id} is closed`);
+        try {
+          await h.write(data);
+        } catch (err) {
+          if (err instanceof StdinClosedError) {
+            throw fail("write", `stdin of process ${id} is closed`, err);
+          }
+          throw fail("write", String(err), err);
+        }
+      },
+      closeStdin: async () => {
+        const h = live.running ? live.handle : undefined;
+        if (!h?.stdinOpen) throw fail("closeStdin", `stdin of process ${id} is closed`);
+        try {
+          await h.closeStdin();
+        } catch (err) {
+          throw fail("closeStdin", String(err), err);
+        }
+      },
+      resize: (size) => {
+        try {
+          requireRunning("resize").resize(size);
+        } catch (err) {
+          if (err instanceof ProcessError) return Promise.reject(err);
+          if (err instanceof NotATerminalError) {
+            return Promise.reject(
+              fail("resize", `process ${id} has no terminal (started with tty: false)`, err),
+            );
+          }
+          return Promise.reject(fail("resize", String(err), err));
+        }
+        return Promise.resolve();
+      },
+      signal: (signal) => {
+        try {
+          const name = normalizeSignal(signal);
+          requireRunning("signal").signal(name);
+        } catch (err) {
+          if (err instanceof ProcessError) return Promise.reject(err);
+          return Promise.reject(fail("signal", err instanceof Error ? err.message : String(err)));
+        }
+        return Promise.resolve();
+      },
+      terminate: async (graceMs) => {
+        if (!live.running || !live.handle) return false;
+        const pid = live.handle.pid;
+        if (graceMs === undefined || graceMs <= 0) {
+          await signalTree(pid, "SIGKILL");
+          return true;
+        }
+        await signalTree(pid, "SIGTERM");
+        clearTimeout(live.graceTimer);
+        live.graceTimer = setTimeout(() => {
+          live.graceTimer = undefined;
+          if (live.running) void signalTree(pid, "SIGKILL");
+        }, graceMs);
+        return true;
+      },
+    };
+  }
+}

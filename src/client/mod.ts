@@ -1,0 +1,70 @@
+/**
+ * The client library: connect to exec-servers (stdio, websocket, ssh, in
+ * process), start processes as handles, use files; and `Environment`, which
+ * gives local and remote machines one interface.
+ *
+ * @example
+ * ```ts
+ * import { Environment, ExecServerClient } from "./mod.ts";
+ * const client = await ExecServerClient.connectInProcess();
+ * const env = Environment.remote(client);
+ * const { stdout } = await env.process.run(["echo", "hi"]);
+ * await client.close();
+ * ```
+ *
+ * @module
+ */
+export {
+  type ClientOptions,
+  type ClosedInfo,
+  type DecodedReadChunk,
+  type DecodedReadResult,
+  ExecServerClient,
+  type ExitedEvent,
+  type OutputEvent,
+  type ProcessReadOptions,
+  type ProcessStartOptions,
+  type ServerNotification,
+  type SpawnStdioOptions,
+  type SshClientOptions,
+  type StdioClientOptions,
+  type WebSocketClientOptions,
+} from "./client.ts";
+export type { ChildServerOptions, ChildStderr, ConnectionLifetime } from "./child_server.ts";
+export { Environment, type LocalEnvironmentOptions } from "./environment.ts";
+export {
+  ConnectError,
+  ConnectionClosedError,
+  ConnectTimeoutError,
+  InitializeTimeoutError,
+  ProcessError,
+  ServerError,
+  SpawnError,
+} from "./errors.ts";
+export { LocalProcesses, type LocalProcessesOptions } from "./local_process.ts";
+export {
+  DEFAULT_CWD,
+  DEFAULT_ENV,
+  DEFAULT_PATH,
+  type ExecProcess,
+  type OutputChunk,
+  type ProcessExit,
+  type RunOptions,
+  type RunResult,
+  type SpawnedProcess,
+  type SpawnOptions,
+  type TerminateOptions,
+} from "./process_handle.ts";
+export { type FsCalls, RemoteFileSystem, toFileSystemError } from "./remote_fs.ts";
+// The filesystem contract is part of the client's API (`client.fs`, `env.fs`).
+export {
+  type CopyOptions,
+  type CreateDirectoryOptions,
+  type DirectoryEntry,
+  type FileMetadata,
+  type FileSystem,
+  FileSystemError,
+  type FileSystemErrorKind,
+  type RemoveOptions,
+} from "../fs/types.ts";
+export { shellQuote, sshCommandLine, type SshCommandOptions } from "./ssh.ts";

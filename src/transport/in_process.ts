@@ -1,0 +1,144 @@
+/**
+ * Two connected {@linkcode FrameConnection}s in memory, and a server bound
+ * to one of them: the same protocol and semantics as stdio or a websocket,
+ * without a process or a socket in between.
+ *
+ * @module
+ */
+import type { FrameConnection, IncomingFrame } from "../rpc/connection.ts";
+import { ExecServer } from "../server/server.ts";
+import type { ServerOptions } from "../server/options.ts";
+
+/** Options of {@linkcode createConnectionPair}. */
+export interface ConnectionPairOptions {
+  /** Queued bytes (per direction) above which `send` returns false (default 8 MiB). */
+  highWaterBytes?: number;
+  /** `onDrain` listeners run once the queue is at or below this (default a quarter). */
+  lowWaterBytes?: number;
+}
+
+class Channel {
+  queue: string[] = [];
+  head = 0;
+  bytes = 0;
+  ended = false;
+  congested = false;
+  waiter: (() => void) | undefined;
+  drainListeners: (() => void)[] = [];
+
+  wake(): void {
+    const w = this.waiter;
+    this.waiter = undefined;
+    w?.();
+  }
+}
+
+class MemoryConnection implements FrameConnection {
+  #incoming: Channel;
+  #outgoing: Channel;
+  #high: number;
+  #low: number;
+
+  constructor(incoming: Channel, outgoing: Channel, high: number, low: number) {
+    this.#incoming = incoming;
+    this.#outgoing = outgoing;
+    this.#high = high;
+    this.#low = low;
+  }
+
+  async *frames(): AsyncIterable<IncomingFrame> {
+    const ch = this.#incoming;
+    while (true) {
+      if (ch.head < ch.queue.length) {
+        const text = ch.queue[ch.head];
+        ch.queue[ch.head++] = "";
+        ch.bytes -= text.length;
+        if (ch.head === ch.queue.length) {
+          ch.queue = [];
+          ch.head = 0;
+        }
+        if (ch.congested && ch.bytes <= this.#low) {
+          ch.congested = false;
+          for (const l of ch.drainListeners) l();
+        }
+        yield { kind: "text", text };
+        continue;
+      }
+      if (ch.ended) return;
+      await new Promise<void>((resolve) => ch.waiter = resolve);
+    }
+  }
+
+  send(text: string): boolean {
+    const ch = this.#outgoing;
+    if (ch.ended) return false;
+    ch.queue.push(text);
+    ch.bytes += text.length;
+    ch.wake();
+    if (ch.bytes > this.#high) ch.congested = true;
+    return !ch.congested;
+  }
+
+  onDrain(listener: () => void): void {
+    this.#outgoing.drainListeners.push(listener);
+  }
+
+  close(): Promise<void> {
+    // What was sent stays readable: the other side sees it, then the end.
+    this.#outgoing.ended = true;
+    this.#outgoing.wake();
+    return Promise.resolve();
+  }
+}
+
+/**
+ * Two ends of an in-memory connection: what one sends, the other's
+ * `frames()` yields, in order. Closing one end ends the other's frames
+ * after everything already sent.
+ *
+ * @example
+ * ```ts
+ * import { createConnectionPair } from "./in_process.ts";
+ * const [a, b] = createConnectionPair();
+ * a.send('{"method":"initialized"}');
+ * await a.close();
+ * for await (const frame of b.frames()) console.log(frame); // { kind: "text", ... }
+ * ```
+ */
+export function createConnectionPair(
+  opts: ConnectionPairOptions = {},
+): [FrameConnection, FrameConnection] {
+  const high = opts.highWaterBytes ?? 8 * 1024 * 1024;
+  const low = opts.lowWaterBytes ?? Math.floor(high / 4);
+  const ab = new Channel();
+  const ba = new Channel();
+  return [new MemoryConnection(ba, ab, high, low), new MemoryConnection(ab, ba, high, low)];
+}
+
+/** A client's end of an in-process server, and the server's lifetime. */
+export interface InProcessServer {
+  /** The end to hand to a client. */
+  connection: FrameConnection;
+  /** The server serving the other end. */
+  server: ExecServer;
+  /** Resolves once the server's session has ended and its processes were killed. */
+  served: Promise<void>;
+}
+
+/**
+ * Start an {@linkcode ExecServer} on one end of a connection pair and
+ * return the other end. When the client closes its end, the session ends,
+ * its processes are killed, and the server closes its end.
+ */
+export function startInProcessServer(
+  serverOptions: Partial<ServerOptions> = {},
+  pairOptions: ConnectionPairOptions = {},
+): InProcessServer {
+  const [clientEnd, serverEnd] = createConnectionPair({
+    highWaterBytes: pairOptions.highWaterBytes ?? serverOptions.outputHighWaterBytes,
+    lowWaterBytes: pairOptions.lowWaterBytes,
+  });
+  const server = new ExecServer(serverOptions);
+  const served = server.serve(serverEnd).finally(() => serverEnd.close());
+  return { connection: clientEnd, server, served };
+}

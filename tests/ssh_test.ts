@@ -1,0 +1,127 @@
+/**
+ * `ExecServerClient.connectSsh` end to end, through a real OpenSSH server
+ * on 127.0.0.1 that the test starts itself (see ssh_fixture.ts).
+ */
+import assert from "node:assert/strict";
+import { readdir, readFile } from "node:fs/promises";
+import { writeFileSync } from "node:fs";
+import { ConnectionClosedError, Environment, ExecServerClient } from "../mod.ts";
+import { eventually, isAlive } from "./harness.ts";
+import { DENO_BIN, REPO_ROOT, sshdMissingReason, startSshd } from "./ssh_fixture.ts";
+
+const missing = sshdMissingReason();
+if (missing) console.error(`ssh_test: skipped: ${missing}`);
+
+/**
+ * Live pids whose argv[0] is `marker` (the local ssh client also carries
+ * the marker, as an argument, so only argv[0] identifies the server).
+ */
+async function pidsWith(marker: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const cmdline = await readFile(`/proc/${name}/cmdline`, "utf8");
+      if (cmdline.split("\0")[0] === marker && await isAlive(Number(name))) {
+        pids.push(Number(name));
+      }
+    } catch {
+      // Exited while we looked.
+    }
+  }
+  return pids;
+}
+
+Deno.test({
+  name: "ssh: connectSsh runs the server remotely, and closing ends it",
+  ignore: missing !== undefined,
+  async fn() {
+    const sshd = await startSshd();
+    try {
+      // The "remote" exec-server: sshd gives it a minimal environment, so
+      // everything is named by absolute path. bash's `exec -a` puts the
+      // marker (its first argument) into the server's command line.
+      const binary = sshd.writeScript(
+        "exec-server",
+        [
+          "#!/bin/bash",
+          'marker="$1"; shift',
+          `exec -a "$marker" ${DENO_BIN} run -A ${REPO_ROOT}cli.ts "$@"`,
+          "",
+        ].join("\n"),
+      );
+      const marker = `exec-server-ssh-${crypto.randomUUID()}`;
+      const client = await ExecServerClient.connectSsh(sshd.destination, {
+        binary,
+        serverArgs: [marker, "--log-level", "warn"],
+        sshArgs: sshd.sshArgs,
+        initializeTimeoutMs: 30_000,
+      });
+      assert.equal(client.protocolVersion, "exec-server.v0");
+      assert.equal(client.serverInfo?.name, "exec-server");
+      const servers = await pidsWith(marker);
+      assert.equal(servers.length, 1, `one remote server runs (${servers})`);
+
+      // A command on "the remote": it runs under sshd's session, not ours.
+      const r = await client.run(["sh", "-c", 'echo "parent $PPID"; echo to-stderr >&2; exit 9']);
+      assert.equal(r.exitCode, 9);
+      assert.equal(r.stdout, `parent ${servers[0]}\n`);
+      assert.equal(r.stderr, "to-stderr\n");
+
+      // Files on "the remote".
+      writeFileSync(`${sshd.dir}/remote.txt`, "written before\n");
+      const env = Environment.remote(client);
+      assert.equal(
+        new TextDecoder().decode(await env.fs.readFile(`${sshd.dir}/remote.txt`)),
+        "written before\n",
+      );
+      await env.fs.writeFile(`${sshd.dir}/back.txt`, new TextEncoder().encode("round trip"));
+      assert.equal(await readFile(`${sshd.dir}/back.txt`, "utf8"), "round trip");
+      await assert.rejects(env.fs.readFile(`${sshd.dir}/missing`), { errno: "ENOENT" });
+
+      // A long-running remote process dies with the connection, like the server.
+      const childMarker = `ssh-child-${crypto.randomUUID()}`;
+      const sleeper = await client.spawn({ argv: ["sleep", "300"], arg0: childMarker });
+      assert.equal((await pidsWith(childMarker)).length, 1);
+
+      await client.close();
+      const info = await client.closed;
+      assert.equal(info.byClient, true);
+      await assert.rejects(sleeper.wait(), ConnectionClosedError);
+      await eventually(
+        async () => (await pidsWith(marker)).length === 0,
+        10_000,
+        "the server to exit",
+      );
+      await eventually(
+        async () => (await pidsWith(childMarker)).length === 0,
+        10_000,
+        "its child to die",
+      );
+    } catch (err) {
+      console.error(`sshd log:\n${sshd.log()}`);
+      throw err;
+    } finally {
+      await sshd.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "ssh: a remote command that is not a server fails the handshake with its stderr",
+  ignore: missing !== undefined,
+  async fn() {
+    const sshd = await startSshd();
+    try {
+      const err = await ExecServerClient.connectSsh(sshd.destination, {
+        binary: "echo no-server-here >&2; exit 127",
+        sshArgs: sshd.sshArgs,
+      }).then(() => assert.fail("should reject"), (e) => e);
+      assert.ok(err instanceof ConnectionClosedError, String(err));
+      assert.match(err.reason, /exited with code 127/);
+      assert.match(err.reason, /no-server-here/);
+    } finally {
+      await sshd.stop();
+    }
+  },
+});
