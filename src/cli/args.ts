@@ -67,7 +67,8 @@ stdin/stdout by default). Logs go to stderr only.
 Transport:
   --listen URL                 stdio:// (default) or ws://HOST:PORT (port 0 picks one)
   --token-file PATH            websocket: the bearer token clients must send
-                               (default: a generated token printed to stderr)
+                               (default on loopback: a generated token printed to
+                               stderr; required on other addresses unless --no-auth)
   --no-auth                    websocket: accept clients without a token (trusted setups only)
   --allow-origin ORIGIN        websocket: accept browser requests from ORIGIN (repeatable)
   --max-connections N          websocket: concurrent connections (default 64)
