@@ -8,9 +8,11 @@ import process from "node:process";
 import { onSignal, runtimeDescription, stdinReadable, stdoutWritable } from "../runtime/runtime.ts";
 import { createLogger } from "../server/logger.ts";
 import { ExecServer } from "../server/server.ts";
+import type { WebSocketServerHandle } from "../transport/serve_websocket.ts";
 import { StdioConnection } from "../transport/stdio.ts";
 import { VERSION } from "../version.ts";
 import { type CliOptions, HELP, parseCliArgs, UsageError } from "./args.ts";
+import { startWebSocketCli } from "./websocket_main.ts";
 
 /**
  * Run the program with `args` (without the program name).
@@ -47,26 +49,49 @@ export async function main(args: string[]): Promise<number> {
     outputHighWaterBytes: cli.outputHighWaterBytes,
     logger,
   });
+  let listener: WebSocketServerHandle | undefined;
+  /** Waits (bounded) until the client has been sent everything queued. */
+  let flushOutput = (): Promise<void> => Promise.resolve();
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info(`${signal}: stopping processes (grace ${cli.shutdownGraceMs} ms)`);
-    server.shutdown(cli.shutdownGraceMs).finally(() => process.exit(0));
+    // Refuse new websockets now; the open ones see their processes' exits
+    // before they are closed.
+    listener?.stopAccepting();
+    server.shutdown(cli.shutdownGraceMs)
+      // Output and exits reported during shutdown must reach the client
+      // before exit() discards them, but a client that stopped reading may
+      // hold the server only one more grace period.
+      .then(() => flushOutput())
+      .then(() => listener?.close())
+      .finally(() => process.exit(0));
   };
   onSignal("SIGTERM", () => stop("SIGTERM"));
   onSignal("SIGINT", () => stop("SIGINT"));
 
   if (cli.listen.kind === "ws") {
-    console.error("exec-server: the websocket transport is not available in this build");
-    return 2;
+    const started = await startWebSocketCli(server, cli, logger);
+    if (typeof started === "number") return started;
+    listener = started;
+    // Serve until SIGTERM/SIGINT; stop() ends the process.
+    return await new Promise<number>(() => {});
   }
   const conn = new StdioConnection(stdinReadable(), stdoutWritable(), {
     maxMessageBytes: server.options.maxMessageBytes,
     highWaterBytes: server.options.outputHighWaterBytes,
   });
+  flushOutput = () => flushWithin(conn, cli.shutdownGraceMs);
   logger.info(`exec-server ${VERSION} serving stdio (${runtimeDescription()})`);
   await server.serve(conn);
   await conn.close();
   return 0;
+}
+
+/** Wait until `conn` has written everything, or `ms` have passed. */
+async function flushWithin(conn: StdioConnection, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([conn.flushed(), new Promise((r) => timer = setTimeout(r, ms))]);
+  clearTimeout(timer);
 }

@@ -61,7 +61,7 @@ export class ExitDrain {
   /** Record the child's exit. */
   exit(status: ExitStatus): void {
     if (this.#status) return;
-    this.#status = status;
+    this.#status = { ...status, exitedAt: status.exitedAt ?? performance.now() };
     this.#check();
     if (!this.#done) this.#arm();
   }

@@ -16,7 +16,7 @@
  */
 import { Buffer } from "node:buffer";
 import { randomBytes } from "node:crypto";
-import { close, constants as fsConstants, openSync, write as fsWrite } from "node:fs";
+import { close, constants as fsConstants, openSync, readFileSync, write as fsWrite } from "node:fs";
 import { ReadStream } from "node:tty";
 import type { TerminalSize } from "../protocol/methods.ts";
 import { ExitDrain } from "./exit_drain.ts";
@@ -32,7 +32,13 @@ import {
 } from "./types.ts";
 
 /** The character a terminal turns into end-of-file (Ctrl-D). */
-const VEOF = new Uint8Array([0x04]);
+const VEOF = 0x04;
+/**
+ * Bytes after which a canonical-mode terminal holds no unsent input: line
+ * ends (CR is mapped to NL), EOF, and the interrupt and kill-line keys,
+ * which discard the line.
+ */
+const LINE_CLEARING = new Set([0x0a, 0x0d, VEOF, 0x03, 0x15]);
 
 /**
  * Start a child on a new pseudo-terminal. Resolves once the child exists.
@@ -67,6 +73,23 @@ export async function spawnPtyProcess(req: SpawnRequest): Promise<ProcessHandle>
   return ref.proc;
 }
 
+/**
+ * The foreground process group of `pid`'s controlling terminal (`tpgid` in
+ * `/proc/PID/stat`), or undefined when there is none or it cannot be read.
+ */
+function foregroundGroupOf(pid: number): number | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+  } catch {
+    return undefined;
+  }
+  // Fields resume after the command name's last ')': state, ppid, pgrp,
+  // session, tty_nr, tpgid.
+  const tpgid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[5]);
+  return Number.isInteger(tpgid) && tpgid > 0 ? tpgid : undefined;
+}
+
 class PtyProcess implements ProcessHandle {
   readonly pid: number;
   readonly finished: Promise<ExitStatus>;
@@ -75,6 +98,8 @@ class PtyProcess implements ProcessHandle {
   #socket: ReadStream;
   #slaveFd: number | undefined;
   #stdinOpen = true;
+  /** Whether the last byte written left a partial line in the terminal. */
+  #lineOpen = false;
   #drain: ExitDrain;
   #exitSeen = false;
   #onOutput: SpawnRequest["onOutput"];
@@ -146,15 +171,16 @@ class PtyProcess implements ProcessHandle {
 
   write(data: Uint8Array): Promise<void> {
     if (!this.#stdinOpen) return Promise.reject(new StdinClosedError(this.pid));
-    return new Promise((resolve, reject) => {
-      this.#socket.write(data, (err) => err ? reject(err) : resolve());
-    });
+    if (data.length > 0) this.#lineOpen = !LINE_CLEARING.has(data[data.length - 1]);
+    return this.#writeMaster(data);
   }
 
-  async closeStdin(): Promise<void> {
-    if (!this.#stdinOpen) throw new StdinClosedError(this.pid);
-    await this.write(VEOF);
+  closeStdin(): Promise<void> {
+    if (!this.#stdinOpen) return Promise.reject(new StdinClosedError(this.pid));
     this.#stdinOpen = false;
+    // EOF ends a read only at the start of a line: after unsent input the
+    // first one merely sends it, so a user types Ctrl-D twice.
+    return this.#writeMaster(new Uint8Array(this.#lineOpen ? [VEOF, VEOF] : [VEOF]));
   }
 
   resize(size: TerminalSize): void {
@@ -163,6 +189,12 @@ class PtyProcess implements ProcessHandle {
 
   signal(signal: string): void {
     signalGroup(this.pid, signal);
+    // A job-control shell runs its foreground job in a group of its own and
+    // ignores SIGINT itself; like Ctrl-C on a terminal, the signal must
+    // reach that job. The kernel only lets the terminal's foreground group
+    // be a group of the child's own session.
+    const foreground = foregroundGroupOf(this.pid);
+    if (foreground !== undefined && foreground !== this.pid) signalGroup(foreground, signal);
   }
 
   pause(): void {
@@ -173,6 +205,12 @@ class PtyProcess implements ProcessHandle {
   resume(): void {
     this.#socket.resume();
     this.#drain.resume();
+  }
+
+  #writeMaster(data: Uint8Array): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#socket.write(data, (err) => err ? reject(err) : resolve());
+    });
   }
 
   #streamEnded(): void {

@@ -12,6 +12,11 @@ export interface ExitStatus {
   exitCode: number;
   /** The signal's name when a signal ended it, else null. */
   signal: string | null;
+  /**
+   * `performance.now()` when the child exited, which can be well before its
+   * output was complete (a grandchild holding the pipes).
+   */
+  exitedAt?: number;
 }
 
 /** Everything needed to start a child. */

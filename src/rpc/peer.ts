@@ -121,13 +121,12 @@ export class RpcPeer {
   settled(timeoutMs: number): Promise<void> {
     if (this.#inFlight === 0) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(done, timeoutMs);
-      const self = this;
-      function done(): void {
+      const done = (): void => {
         clearTimeout(timer);
-        self.#idle = self.#idle.filter((w) => w !== done);
+        this.#idle = this.#idle.filter((w) => w !== done);
         resolve();
-      }
+      };
+      const timer = setTimeout(done, timeoutMs);
       this.#idle.push(done);
     });
   }
@@ -273,7 +272,7 @@ export class RpcPeer {
         (value) => this.#replyResult(id, value),
         (err) => this.#replyError(id, method, err),
       ).finally(() => {
-        if (--this.#inFlight === 0) for (const w of [...this.#idle]) w();
+        if (--this.#inFlight === 0) { for (const w of [...this.#idle]) w(); }
       });
     } else {
       this.#replyResult(id, outcome);

@@ -70,8 +70,11 @@ class ManagedProcess {
   }
 
   finish(status: ExitStatus): Exit {
-    const durationMs = Math.round((performance.now() - this.#startedAt) * 1000) / 1000;
-    this.exit = { ...status, exitedAtMs: Date.now(), durationMs };
+    // Time the exit itself, not the end of the wait for its output.
+    const now = performance.now();
+    const at = status.exitedAt ?? now;
+    const durationMs = Math.round((at - this.#startedAt) * 1000) / 1000;
+    this.exit = { ...status, exitedAtMs: Math.round(Date.now() - (now - at)), durationMs };
     return this.exit;
   }
 
@@ -80,6 +83,17 @@ class ManagedProcess {
     this.waiters.clear();
     for (const w of waiters) w();
   }
+}
+
+/** Wait until every process in `procs` has finished, or `ms` have passed. */
+async function finishedWithin(procs: ManagedProcess[], ms: number): Promise<void> {
+  if (procs.length === 0) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    Promise.all(procs.map((mp) => mp.handle!.finished)),
+    new Promise((r) => timer = setTimeout(r, ms)),
+  ]);
+  clearTimeout(timer);
 }
 
 /**
@@ -325,10 +339,12 @@ export class ProcessTable {
   async terminateAll(graceMs: number): Promise<void> {
     const running = [...this.#procs.values()].filter((mp) => mp.running && mp.handle);
     await Promise.all(running.map((mp) => signalTree(mp.handle!.pid, "SIGTERM")));
-    const all = Promise.all(running.map((mp) => mp.handle!.finished));
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([all, new Promise((r) => timer = setTimeout(r, graceMs))]);
-    clearTimeout(timer);
+    await finishedWithin(running, graceMs);
+    // SIGKILL the rest while notifications still flow, so that the client
+    // learns of these exits too; closeAll() below reports nothing.
+    const left = running.filter((mp) => mp.running);
+    await Promise.all(left.map((mp) => signalTree(mp.handle!.pid, "SIGKILL")));
+    await finishedWithin(left, graceMs);
     await this.closeAll();
   }
 
