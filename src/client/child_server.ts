@@ -55,7 +55,19 @@ export interface ChildServer {
 }
 
 /**
- * Start `command args` and connect to its stdio.
+ * Runs on a child's raw stdio before JSON-RPC starts (e.g. to upload the
+ * server first). It must release any lock it takes on `stdin`, and returns
+ * the stdout the connection reads from, including any bytes it read past
+ * its own part. When it throws, the child is stopped.
+ */
+export type ChildPrelude = (io: {
+  stdout: ReadableStream<Uint8Array>;
+  stdin: WritableStream<Uint8Array>;
+  explainEnd: () => Promise<string | undefined>;
+}) => Promise<ReadableStream<Uint8Array>>;
+
+/**
+ * Start `command args` and connect to its stdio, after `prelude` when given.
  *
  * @throws {ConnectError} when the program cannot be started
  */
@@ -63,6 +75,7 @@ export async function startChildServer(
   command: string,
   args: string[],
   opts: ChildServerOptions = {},
+  prelude?: ChildPrelude,
 ): Promise<ChildServer> {
   const target = [command, ...args].map(quoteForDisplay).join(" ");
   const stderrMode = opts.stderr ?? "capture";
@@ -99,11 +112,8 @@ export async function startChildServer(
       resolve({ code: child.exitCode, signal: child.signalCode });
     } else child.once("exit", (code, signal) => resolve({ code, signal }));
   });
-  const connection = new StdioConnection(
-    readableFromNode(child.stdout!),
-    writableFromNode(child.stdin!),
-    { maxMessageBytes: opts.maxMessageBytes },
-  );
+  let stdout = readableFromNode(child.stdout!);
+  const stdin = writableFromNode(child.stdin!);
   const closeTimeoutMs = opts.closeTimeoutMs ?? 5000;
   const lifetime: ConnectionLifetime = {
     target,
@@ -119,6 +129,17 @@ export async function startChildServer(
     },
     dispose: () => stopChild(child, exited, closeTimeoutMs),
   };
+  if (prelude) {
+    try {
+      stdout = await prelude({ stdout, stdin, explainEnd: lifetime.explainEnd! });
+    } catch (err) {
+      await lifetime.dispose!();
+      throw err;
+    }
+  }
+  const connection = new StdioConnection(stdout, stdin, {
+    maxMessageBytes: opts.maxMessageBytes,
+  });
   return { connection, lifetime, pid: child.pid! };
 }
 

@@ -55,6 +55,7 @@ import {
 } from "./process_handle.ts";
 import { RemoteFileSystem } from "./remote_fs.ts";
 import { sshCommandLine, type SshCommandOptions } from "./ssh.ts";
+import { type SshBootstrapOptions, startBootstrappedSsh } from "./ssh_bootstrap.ts";
 
 /** Options every way of connecting accepts. */
 export interface ClientOptions {
@@ -97,7 +98,13 @@ export interface StdioClientOptions extends ClientOptions {
 export interface SpawnStdioOptions extends ClientOptions, ChildServerOptions {}
 
 /** Options of {@linkcode ExecServerClient.connectSsh}. */
-export interface SshClientOptions extends SpawnStdioOptions, SshCommandOptions {}
+export interface SshClientOptions extends SpawnStdioOptions, SshCommandOptions {
+  /**
+   * Run this local binary remotely, uploading it through the ssh connection
+   * when the remote's cache lacks it (instead of running `binary`).
+   */
+  bootstrap?: SshBootstrapOptions;
+}
 
 /** Why a connection ended. */
 export interface ClosedInfo {
@@ -404,6 +411,9 @@ export class ExecServerClient implements ExecProcess {
    * binary` and speak to it over ssh's stdio. Authentication is ssh's
    * business: keys, agent, `~/.ssh/config`.
    *
+   * With `bootstrap`, the remote needs no installed server: the local
+   * binary is uploaded once into a per-version cache and run from there.
+   *
    * @example
    * ```ts
    * import { ExecServerClient } from "../../mod.ts";
@@ -411,11 +421,31 @@ export class ExecServerClient implements ExecProcess {
    *   binary: "~/.local/bin/exec-server",
    *   sshArgs: ["-o", "BatchMode=yes"],
    * });
+   * const fresh = await ExecServerClient.connectSsh("me@bare-box", {
+   *   bootstrap: { localBinary: "dist/exec-server" },
+   * });
    * ```
+   * @throws {BootstrapError} when bootstrapping fails (wrong platform, no space, ...)
    */
   static connectSsh(destination: string, opts: SshClientOptions = {}): Promise<ExecServerClient> {
-    const [command, args] = sshCommandLine(destination, opts);
-    return ExecServerClient.spawnStdio(command, args, opts);
+    if (opts.bootstrap === undefined) {
+      const [command, args] = sshCommandLine(destination, opts);
+      return ExecServerClient.spawnStdio(command, args, opts);
+    }
+    return ExecServerClient.#connectBootstrapped(destination, opts, opts.bootstrap);
+  }
+
+  static async #connectBootstrapped(
+    destination: string,
+    opts: SshClientOptions,
+    bootstrap: SshBootstrapOptions,
+  ): Promise<ExecServerClient> {
+    const server = await startBootstrappedSsh(destination, { ...opts, bootstrap });
+    try {
+      return await ExecServerClient.connect(server.connection, opts, server.lifetime);
+    } catch (err) {
+      throw server.startFailure(err);
+    }
   }
 
   /** The protocol version the server answered (`"exec-server.v0"`). */

@@ -68,3 +68,10 @@ export {
   type RemoveOptions,
 } from "../fs/types.ts";
 export { shellQuote, sshCommandLine, type SshCommandOptions } from "./ssh.ts";
+export {
+  type BinaryPlatform,
+  BootstrapError,
+  type BootstrapEvent,
+  type BootstrapFailure,
+  type SshBootstrapOptions,
+} from "./ssh_bootstrap.ts";
