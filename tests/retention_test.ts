@@ -70,8 +70,13 @@ Deno.test("retention: a chunk larger than the cap is kept alone", async () => {
 
 Deno.test("retention: a flood of output far beyond the cap", async () => {
   await using s = await TestServer.start(["--max-output-bytes", "4K"]);
-  // 256 KiB through a 4 KiB window.
-  await s.start("flood", ["head", "-c", "262144", "/dev/zero"]);
+  // 256 KiB through a 4 KiB window, written in pauses so that the server's
+  // merging of reads made in one turn still leaves many chunks.
+  await s.start("flood", [
+    "sh",
+    "-c",
+    "for i in $(seq 64); do head -c 4096 /dev/zero; sleep 0.005; done",
+  ]);
   await s.waitExited("flood");
   assert.equal(s.outputBytes("flood").length, 262144);
   const r = await read(s, { processId: "flood" });

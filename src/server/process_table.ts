@@ -30,8 +30,8 @@ import type { ServerOptions } from "./options.ts";
 
 /** Where a process table sends its notifications. */
 export interface NotificationSink {
-  /** Send a notification; false asks the table to pause output. */
-  notify(method: string, params: unknown): boolean;
+  /** Send one serialized notification; false asks the table to pause output. */
+  send(text: string): boolean;
   /** Register a listener for when paused output may resume. */
   onDrain(listener: () => void): void;
 }
@@ -51,9 +51,15 @@ class ManagedProcess {
   exit: Exit | undefined;
   /** Set when terminate arrives while the process is still starting. */
   killWhenStarted: { graceMs?: number } | undefined;
+  /** The id as a JSON string, serialized once for every notification. */
+  readonly idJson: string;
   /** Output notifications wait until the start response has been sent. */
   announced = false;
-  pendingNotes: [string, unknown][] = [];
+  pendingNotes: string[] = [];
+  /** Output read since the last flush, merged into one chunk (same stream). */
+  coalesceStream: StreamName | undefined;
+  coalesceParts: Uint8Array[] = [];
+  coalesceBytes = 0;
   waiters = new Set<() => void>();
   retentionTimer: ReturnType<typeof setTimeout> | undefined;
   graceTimer: ReturnType<typeof setTimeout> | undefined;
@@ -61,6 +67,7 @@ class ManagedProcess {
 
   constructor(id: string, tty: boolean, capBytes: number) {
     this.id = id;
+    this.idJson = JSON.stringify(id);
     this.tty = tty;
     this.output = new OutputBuffer(capBytes);
   }
@@ -85,6 +92,13 @@ class ManagedProcess {
   }
 }
 
+/**
+ * Output read in one turn of the event loop is merged into one chunk up to
+ * this size: a PTY yields at most 4 KiB per read, and one notification per
+ * read would spend more time on framing than on data.
+ */
+const COALESCE_MAX_BYTES = 1024 * 1024;
+
 /** Wait until every process in `procs` has finished, or `ms` have passed. */
 async function finishedWithin(procs: ManagedProcess[], ms: number): Promise<void> {
   if (procs.length === 0) return;
@@ -104,7 +118,7 @@ async function finishedWithin(procs: ManagedProcess[], ms: number): Promise<void
  * import { ProcessTable } from "./process_table.ts";
  * import { resolveServerOptions } from "./options.ts";
  * const table = new ProcessTable(resolveServerOptions(), {
- *   notify: (method, params) => (console.log(method, params), true),
+ *   send: (text) => (console.log(text), true),
  *   onDrain: () => {},
  * });
  * ```
@@ -115,6 +129,8 @@ export class ProcessTable {
   #procs = new Map<string, ManagedProcess>();
   #paused = false;
   #closed = false;
+  #dirty = new Set<ManagedProcess>();
+  #flushScheduled = false;
 
   /** Create an empty table that notifies through `sink`. */
   constructor(opts: ServerOptions, sink: NotificationSink) {
@@ -202,6 +218,8 @@ export class ProcessTable {
     waitMs: number,
   ): Promise<ProcessReadResult> {
     const mp = this.#get(id);
+    // Output merged in this turn belongs to what a read may return.
+    this.#flush(mp);
     let slice = mp.output.read(afterSeq, maxBytes);
     if (slice.chunks.length === 0 && mp.running && waitMs > 0) {
       await new Promise<void>((resolve) => {
@@ -215,6 +233,7 @@ export class ProcessTable {
         };
         mp.waiters.add(done);
       });
+      this.#flush(mp);
       slice = mp.output.read(afterSeq, maxBytes);
     }
     // Report the exit only with the last chunk, so a client paging with
@@ -374,51 +393,92 @@ export class ProcessTable {
   }
 
   #onOutput(mp: ManagedProcess, stream: StreamName, data: Uint8Array): void {
+    if (mp.coalesceStream !== stream) this.#flush(mp);
+    mp.coalesceStream = stream;
+    mp.coalesceParts.push(data);
+    mp.coalesceBytes += data.byteLength;
+    if (mp.coalesceBytes >= COALESCE_MAX_BYTES) {
+      this.#flush(mp);
+      return;
+    }
+    this.#dirty.add(mp);
+    if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      // setImmediate runs after the reads that are ready in this turn, so
+      // they merge, yet before any timer: an echo waits for no clock.
+      setImmediate(() => this.#flushDirty());
+    }
+  }
+
+  #flushDirty(): void {
+    this.#flushScheduled = false;
+    const dirty = [...this.#dirty];
+    this.#dirty.clear();
+    for (const mp of dirty) this.#flush(mp);
+  }
+
+  /** Turn a process's merged output into one numbered chunk and notify it. */
+  #flush(mp: ManagedProcess): void {
+    const stream = mp.coalesceStream;
+    if (stream === undefined || mp.coalesceBytes === 0) return;
+    const parts = mp.coalesceParts;
+    const data = parts.length === 1 ? parts[0] : concatBytes(parts, mp.coalesceBytes);
+    mp.coalesceStream = undefined;
+    mp.coalesceParts = [];
+    mp.coalesceBytes = 0;
+    this.#dirty.delete(mp);
     const chunk = mp.output.append(stream, data);
     if (mp.waiters.size > 0) mp.wake();
-    this.#send(mp, Method.ProcessOutput, () => ({
-      processId: mp.id,
-      stream,
-      chunk: encodeBase64(data),
-      seq: chunk.seq,
-    }));
+    if (this.#closed) return;
+    // Built by hand: base64 needs no escaping, and the chunk is the bulk of
+    // every output notification.
+    this.#send(
+      mp,
+      `{"method":"process/output","params":{"processId":${mp.idJson},"stream":"${stream}","chunk":"${
+        encodeBase64(data)
+      }","seq":${chunk.seq}}}`,
+    );
   }
 
   #onFinished(mp: ManagedProcess, status: ExitStatus): void {
     if (mp.graceTimer) clearTimeout(mp.graceTimer);
+    this.#flush(mp);
     const exit = mp.finish(status);
     this.#opts.logger.debug(`process ${mp.id} exited ${exit.exitCode} ${exit.signal ?? ""}`);
     mp.wake();
-    this.#send(mp, Method.ProcessExited, (): ProcessExitedParams => ({
-      processId: mp.id,
-      exitCode: exit.exitCode,
-      signal: exit.signal,
-      startedAtMs: mp.startedAtMs,
-      exitedAtMs: exit.exitedAtMs,
-      durationMs: exit.durationMs,
-    }));
+    if (!this.#closed) {
+      const params: ProcessExitedParams = {
+        processId: mp.id,
+        exitCode: exit.exitCode,
+        signal: exit.signal,
+        startedAtMs: mp.startedAtMs,
+        exitedAtMs: exit.exitedAtMs,
+        durationMs: exit.durationMs,
+      };
+      this.#send(mp, JSON.stringify({ method: Method.ProcessExited, params }));
+    }
     if (this.#closed) return;
     mp.retentionTimer = setTimeout(() => {
       if (this.#procs.get(mp.id) === mp) this.#procs.delete(mp.id);
     }, this.#opts.exitedRetentionMs);
   }
 
-  #send(mp: ManagedProcess, method: string, params: () => unknown): void {
+  #send(mp: ManagedProcess, text: string): void {
     if (this.#closed) return;
     if (!mp.announced) {
-      mp.pendingNotes.push([method, params()]);
+      mp.pendingNotes.push(text);
       return;
     }
-    if (!this.#sink.notify(method, params())) this.#pauseAll();
+    if (!this.#sink.send(text)) this.#pauseAll();
   }
 
   #announce(mp: ManagedProcess): void {
     mp.announced = true;
     const notes = mp.pendingNotes;
     mp.pendingNotes = [];
-    for (const [method, params] of notes) {
+    for (const text of notes) {
       if (this.#closed) return;
-      if (!this.#sink.notify(method, params)) this.#pauseAll();
+      if (!this.#sink.send(text)) this.#pauseAll();
     }
   }
 
@@ -435,4 +495,14 @@ export class ProcessTable {
     this.#opts.logger.debug("client caught up: resuming process output");
     for (const mp of this.#procs.values()) if (mp.running) mp.handle?.resume();
   }
+}
+
+function concatBytes(parts: Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.byteLength;
+  }
+  return out;
 }

@@ -75,9 +75,9 @@ export class Session {
     this.#conn = conn;
     this.#opts = opts;
     this.#table = new ProcessTable(opts, {
-      notify: (method, params) => {
+      send: (text) => {
         if (this.#peer.closed) return true;
-        return conn.send(JSON.stringify({ method, params }));
+        return conn.send(text);
       },
       onDrain: (listener) => conn.onDrain(listener),
     });
