@@ -47,7 +47,7 @@ type Msg = Record<string, any>;
 /** A lean JSON-RPC client, so the figures measure the server. */
 class Conn {
   child: ReturnType<typeof spawn>;
-  #buf = "";
+  #parts: string[] = [];
   #nextId = 1;
   #pending = new Map<number, (m: Msg) => void>();
   /** Per-process notification handlers, by processId. */
@@ -57,31 +57,44 @@ class Conn {
     this.child = spawn(cmd[0], cmd.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
     this.child.stdout!.setEncoding("utf8");
     this.child.stdout!.on("data", (d: string) => {
-      this.#buf += d;
-      let start = 0;
-      let nl;
-      while ((nl = this.#buf.indexOf("\n", start)) >= 0) {
-        const line = this.#buf.slice(start, nl);
-        start = nl + 1;
-        if (!line) continue;
-        const m = JSON.parse(line);
-        if ("id" in m && !("method" in m)) {
-          const p = this.#pending.get(m.id);
-          this.#pending.delete(m.id);
-          p?.(m);
-        } else {
-          const id = m.params?.processId;
-          if (id !== undefined) this.handlers.get(id)?.(m);
-        }
+      // Search only the new text for newlines: a 90 MB line must not be
+      // rescanned for every chunk that extends it.
+      let nl = d.indexOf("\n");
+      if (nl < 0) {
+        this.#parts.push(d);
+        return;
       }
-      this.#buf = this.#buf.slice(start);
+      let start = 0;
+      while (nl >= 0) {
+        this.#parts.push(d.slice(start, nl));
+        const line = this.#parts.length === 1 ? this.#parts[0] : this.#parts.join("");
+        this.#parts = [];
+        if (line) this.#dispatch(JSON.parse(line));
+        start = nl + 1;
+        nl = d.indexOf("\n", start);
+      }
+      if (start < d.length) this.#parts.push(d.slice(start));
     });
+  }
+
+  #dispatch(m: Msg): void {
+    if ("id" in m && !("method" in m)) {
+      const p = this.#pending.get(m.id);
+      this.#pending.delete(m.id);
+      p?.(m);
+    } else {
+      const id = m.params?.processId;
+      if (id !== undefined) this.handlers.get(id)?.(m);
+    }
   }
 
   call(method: string, params?: unknown): Promise<Msg> {
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, (m) => m.error ? reject(new Error(JSON.stringify(m.error))) : resolve(m.result));
+      this.#pending.set(
+        id,
+        (m) => m.error ? reject(new Error(JSON.stringify(m.error))) : resolve(m.result),
+      );
       this.child.stdin!.write(JSON.stringify({ id, method, params }) + "\n");
     });
   }
@@ -126,7 +139,11 @@ function rssMiB(pid: number): number {
 }
 
 let seq = 0;
-async function runProcess(c: Conn, argv: string[], tty: boolean): Promise<{ bytes: number; ms: number }> {
+async function runProcess(
+  c: Conn,
+  argv: string[],
+  tty: boolean,
+): Promise<{ bytes: number; ms: number }> {
   const id = `b${++seq}`;
   let bytes = 0;
   const t0 = performance.now();
@@ -155,7 +172,9 @@ function directSpawn(argv: string[]): Promise<number> {
 function rawPipeRead(bytes: number): Promise<number> {
   const t0 = performance.now();
   return new Promise((resolve) => {
-    const ch = spawn("head", ["-c", String(bytes), "/dev/zero"], { stdio: ["ignore", "pipe", "ignore"] });
+    const ch = spawn("head", ["-c", String(bytes), "/dev/zero"], {
+      stdio: ["ignore", "pipe", "ignore"],
+    });
     let n = 0;
     ch.stdout!.on("data", (d: Uint8Array) => n += d.length);
     ch.stdout!.on("end", () => resolve((n / MiB) / ((performance.now() - t0) / 1000)));
@@ -179,7 +198,19 @@ function rawPtyRead(bytes: number): Promise<number> {
       done = true;
       resolve((n / MiB) / ((performance.now() - t0) / 1000));
     };
-    const f = pty.fork("head", ["-c", String(bytes), "/dev/zero"], ["PATH=/usr/bin:/bin"], "/", 80, 24, -1, -1, false, "", () => setTimeout(finish, 50));
+    const f = pty.fork(
+      "head",
+      ["-c", String(bytes), "/dev/zero"],
+      ["PATH=/usr/bin:/bin"],
+      "/",
+      80,
+      24,
+      -1,
+      -1,
+      false,
+      "",
+      () => setTimeout(finish, 50),
+    );
     const s = new ReadStream(f.fd);
     s.on("data", (d: Uint8Array) => n += d.length);
     s.on("error", finish);
@@ -225,7 +256,8 @@ function report(row: Row): void {
     row.ratio = higherIsBetter ? row.value / row.floor : row.value / row.floor;
   }
   rows.push(row);
-  const fmt = (v: number | undefined) => v === undefined ? "" : v >= 100 ? v.toFixed(0) : v.toFixed(2);
+  const fmt = (v: number | undefined) =>
+    v === undefined ? "" : v >= 100 ? v.toFixed(0) : v.toFixed(2);
   console.error(
     `${row.name.padEnd(34)} ${fmt(row.value).padStart(9)} ${row.unit.padEnd(6)}` +
       (row.p95 !== undefined ? ` p95 ${fmt(row.p95).padStart(8)}` : "".padEnd(13)) +
@@ -294,7 +326,9 @@ async function main(): Promise<void> {
     target: "p50 <= 2.5 ms and <= 2.5x floor",
   });
   const ptySp: number[] = [];
-  for (let i = 0; i < Math.min(spawnN, 50); i++) ptySp.push((await runProcess(c, ["true"], true)).ms);
+  for (let i = 0; i < Math.min(spawnN, 50); i++) {
+    ptySp.push((await runProcess(c, ["true"], true)).ms);
+  }
   const ptySpS = stats(ptySp);
   report({
     name: "spawn true (pty), sequential",
@@ -359,7 +393,13 @@ async function main(): Promise<void> {
   c.handlers.set(echoId, (m) => {
     if (m.method === "process/output") echoWaiter?.();
   });
-  await c.call("process/start", { processId: echoId, argv: ["cat"], cwd: "/", env: ENV, tty: true });
+  await c.call("process/start", {
+    processId: echoId,
+    argv: ["cat"],
+    cwd: "/",
+    env: ENV,
+    tty: true,
+  });
   const echo: number[] = [];
   const rounds = QUICK ? 50 : 200;
   for (let i = 0; i < rounds + 10; i++) {

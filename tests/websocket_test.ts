@@ -4,13 +4,13 @@
  * client and raw HTTP handshakes.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { b64, ENV, eventually, serverCommand, unb64 } from "./harness.ts";
+import { b64, ENV, eventually, nodeServerCommand, serverCommand, unb64 } from "./harness.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const TOKEN = "test-token-0123456789abcdef";
@@ -509,34 +509,10 @@ Deno.test("websocket: SIGTERM stops the listener and the processes politely", as
   await c.close();
 });
 
-/** Build `npm/esm` unless it is newer than every source file. */
-function ensureNpmBuild(): void {
-  const built = join(ROOT, "npm/esm/cli.js");
-  const newest = (dir: string): number => {
-    let t = 0;
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) t = Math.max(t, newest(p));
-      else if (e.name.endsWith(".ts")) t = Math.max(t, statSync(p).mtimeMs);
-    }
-    return t;
-  };
-  const sources = Math.max(
-    newest(join(ROOT, "src")),
-    statSync(join(ROOT, "mod.ts")).mtimeMs,
-    statSync(join(ROOT, "cli.ts")).mtimeMs,
-  );
-  if (existsSync(built) && statSync(built).mtimeMs >= sources) return;
-  const res = spawnSync("node", ["node_modules/typescript/bin/tsc", "-p", "tsconfig.npm.json"], {
-    cwd: ROOT,
-    encoding: "utf8",
-  });
-  assert.equal(res.status, 0, `npm build failed:\n${res.stdout}${res.stderr}`);
-}
-
 Deno.test("websocket: the same flow with the server running under Node", async () => {
-  ensureNpmBuild();
-  const node = ["node", join(ROOT, "npm/esm/cli.js")];
+  // The test task builds npm/ first; rebuilding here would race with the
+  // other tests that run the Node build in parallel.
+  const node = nodeServerCommand();
   await withServer(
     ["--listen", "ws://127.0.0.1:0", "--token-file", TOKEN_FILE, "--max-message-bytes", "1024"],
     async (s) => {

