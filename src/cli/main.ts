@@ -5,7 +5,13 @@
  * @module
  */
 import process from "node:process";
-import { onSignal, runtimeDescription, stdinReadable, stdoutWritable } from "../runtime/runtime.ts";
+import {
+  onSignal,
+  runtimeDescription,
+  stdinReadable,
+  stdoutWritable,
+  stdoutWriteCompletes,
+} from "../runtime/runtime.ts";
 import { createLogger } from "../server/logger.ts";
 import { ExecServer } from "../server/server.ts";
 import type { WebSocketServerHandle } from "../transport/serve_websocket.ts";
@@ -81,6 +87,7 @@ export async function main(args: string[]): Promise<number> {
   const conn = new StdioConnection(stdinReadable(), stdoutWritable(), {
     maxMessageBytes: server.options.maxMessageBytes,
     highWaterBytes: server.options.outputHighWaterBytes,
+    reuseWriteBuffer: stdoutWriteCompletes,
   });
   flushOutput = () => flushWithin(conn, cli.shutdownGraceMs);
   logger.info(`exec-server ${VERSION} serving stdio (${runtimeDescription()})`);

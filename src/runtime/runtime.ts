@@ -49,6 +49,13 @@ export function stdinReadable(): ReadableStream<Uint8Array> {
   return Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>;
 }
 
+/**
+ * Whether a write to {@linkcode stdoutWritable} resolves only once the bytes
+ * were written out, so that the caller may reuse its buffer. Deno's does;
+ * Node's `Writable.toWeb` resolves as soon as the chunk is queued.
+ */
+export const stdoutWriteCompletes: boolean = deno !== undefined;
+
 /** The server's standard output as a Web stream of bytes. */
 export function stdoutWritable(): WritableStream<Uint8Array> {
   if (deno) return deno.stdout.writable;

@@ -11,6 +11,12 @@ export interface FrameWriterOptions {
   highWaterBytes?: number;
   /** `onDrain` listeners run once the queue is at or below this. */
   lowWaterBytes?: number;
+  /**
+   * Encode every batch into one reused buffer. Only safe when the stream's
+   * `write()` resolves after the bytes were written out (Deno's stdout),
+   * not when it resolves as soon as they were queued (Node's `toWeb`).
+   */
+  reuseBuffer?: boolean;
 }
 
 /** Queues text frames and writes them as `\n`-terminated UTF-8 batches. */
@@ -28,12 +34,15 @@ export class FrameWriter {
   #idle: (() => void)[] = [];
   #failed: unknown;
   #encoder = new TextEncoder();
+  #scratch = new Uint8Array(0);
+  #reuse: boolean;
 
   /** Write to `writable`, which this writer locks. */
   constructor(writable: WritableStream<Uint8Array>, opts: FrameWriterOptions = {}) {
     this.#writer = writable.getWriter();
     this.#high = opts.highWaterBytes ?? 8 * 1024 * 1024;
     this.#low = opts.lowWaterBytes ?? Math.floor(this.#high / 4);
+    this.#reuse = opts.reuseBuffer ?? false;
   }
 
   /** Bytes queued or being written (UTF-16 units, close to bytes for JSON). */
@@ -77,6 +86,33 @@ export class FrameWriter {
     }
   }
 
+  /**
+   * Encode frames, each followed by `\n`, straight into one buffer (no
+   * joined string). With `reuseBuffer` the buffer is kept across batches:
+   * fresh multi-megabyte buffers cost more in page faults than the copying
+   * itself (server system time 390 -> 300 ms per 256 MiB piped here).
+   */
+  #encodeBatch(batch: string[]): Uint8Array {
+    let need = batch.length;
+    for (const frame of batch) need += frame.length;
+    // JSON from this server is ASCII but for names and messages; a frame
+    // with other characters needs up to 3 bytes per UTF-16 unit.
+    if (!this.#reuse) {
+      this.#scratch = new Uint8Array(need);
+    } else if (this.#scratch.length < need) {
+      this.#scratch = new Uint8Array(Math.max(need, this.#scratch.length * 2));
+    }
+    let at = 0;
+    for (const frame of batch) {
+      const { read, written } = this.#encoder.encodeInto(frame, this.#scratch.subarray(at));
+      if (read !== frame.length) return this.#encoder.encode(batch.join("\n") + "\n");
+      at += written;
+      if (at >= this.#scratch.length) return this.#encoder.encode(batch.join("\n") + "\n");
+      this.#scratch[at++] = 0x0a;
+    }
+    return this.#scratch.subarray(0, at);
+  }
+
   async #pump(): Promise<void> {
     this.#scheduled = false;
     this.#writing = true;
@@ -85,8 +121,7 @@ export class FrameWriter {
       this.#queue = [];
       this.#inFlightBytes = this.#queuedBytes;
       this.#queuedBytes = 0;
-      batch.push("");
-      const bytes = this.#encoder.encode(batch.join("\n"));
+      const bytes = this.#encodeBatch(batch);
       try {
         await this.#writer.write(bytes);
       } catch (err) {

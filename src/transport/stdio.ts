@@ -14,6 +14,8 @@ export interface StdioConnectionOptions {
   maxMessageBytes?: number;
   /** Output queue size above which producers are asked to pause. */
   highWaterBytes?: number;
+  /** Reuse one write buffer; only where writes resolve once written (`FrameWriterOptions.reuseBuffer`). */
+  reuseWriteBuffer?: boolean;
 }
 
 /**
@@ -42,6 +44,7 @@ export class StdioConnection implements FrameConnection {
     this.#maxMessageBytes = opts.maxMessageBytes ?? 256 * 1024 * 1024;
     this.#writer = new FrameWriter(writable, {
       highWaterBytes: opts.highWaterBytes,
+      reuseBuffer: opts.reuseWriteBuffer,
     });
   }
 

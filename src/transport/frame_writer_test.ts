@@ -1,0 +1,56 @@
+import assert from "node:assert/strict";
+import { FrameWriter } from "./frame_writer.ts";
+
+/** A sink that copies what it is given, then resolves the write later. */
+function recordingSink(delayMs = 0): { stream: WritableStream<Uint8Array>; text(): string } {
+  const chunks: Uint8Array[] = [];
+  const stream = new WritableStream<Uint8Array>({
+    async write(chunk) {
+      // Copy before resolving: a reused buffer may change afterwards.
+      chunks.push(chunk.slice());
+      if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+    },
+  });
+  const text = () => new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
+  return { stream, text };
+}
+
+for (const reuseBuffer of [false, true]) {
+  Deno.test(`FrameWriter: frames become newline-terminated lines in order (reuse=${reuseBuffer})`, async () => {
+    const sink = recordingSink(1);
+    const w = new FrameWriter(sink.stream, { reuseBuffer });
+    const frames: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      const frame = JSON.stringify({ i, pad: "x".repeat(i * 997) });
+      frames.push(frame);
+      w.send(frame);
+      // Later batches are bigger than earlier ones, so the buffer grows.
+      if (i % 10 === 9) await w.flushed();
+    }
+    await w.flushed();
+    assert.equal(sink.text(), frames.join("\n") + "\n");
+  });
+}
+
+Deno.test("FrameWriter: non-ASCII frames are encoded as UTF-8", async () => {
+  const sink = recordingSink();
+  const w = new FrameWriter(sink.stream, { reuseBuffer: true });
+  w.send('{"path":"/tmp/é 漢字 🙂"}');
+  w.send('{"a":1}');
+  await w.flushed();
+  assert.equal(sink.text(), '{"path":"/tmp/é 漢字 🙂"}\n{"a":1}\n');
+});
+
+Deno.test("FrameWriter: send() reports congestion and onDrain fires once drained", async () => {
+  const sink = recordingSink(5);
+  const w = new FrameWriter(sink.stream, { highWaterBytes: 1000, lowWaterBytes: 100 });
+  let drained = 0;
+  w.onDrain(() => drained++);
+  assert.equal(w.send("x".repeat(500)), true);
+  assert.equal(w.send("y".repeat(600)), false);
+  await w.flushed();
+  assert.equal(drained, 1);
+  assert.equal(w.bufferedBytes, 0);
+  assert.equal(w.send("z"), true);
+  await w.close();
+});
