@@ -10,7 +10,7 @@ import type { StreamName, TerminalSize } from "../protocol/methods.ts";
 import { ExitDrain } from "./exit_drain.ts";
 import { signalName } from "./signals.ts";
 import { signalGroup } from "./kill_tree.ts";
-import { checkCwd, SpawnCheckError } from "./spawn_checks.ts";
+import { checkCwd, resolveProgram, SpawnCheckError } from "./spawn_checks.ts";
 import {
   type ExitStatus,
   NotATerminalError,
@@ -26,7 +26,6 @@ import { constants } from "node:os";
  * @throws {SpawnCheckError} when the program or cwd cannot be used
  */
 export async function spawnPipeProcess(req: SpawnRequest): Promise<ProcessHandle> {
-  await checkCwd(req.cwd);
   const child = spawn(req.argv[0], req.argv.slice(1), {
     cwd: req.cwd,
     env: req.env,
@@ -35,19 +34,26 @@ export async function spawnPipeProcess(req: SpawnRequest): Promise<ProcessHandle
     stdio: [req.pipeStdin ? "pipe" : "ignore", "pipe", "pipe"],
     windowsHide: true,
   });
-  await new Promise<void>((resolve, reject) => {
+  const failure = await new Promise<(Error & { code?: string }) | undefined>((resolve) => {
     const onError = (err: Error & { code?: string }) => {
       child.off("spawn", onSpawn);
-      const errno = err.code ?? "EIO";
-      reject(new SpawnCheckError(`cannot start ${req.argv[0]}: ${errno}`, errno));
+      resolve(err);
     };
     const onSpawn = () => {
       child.off("error", onError);
-      resolve();
+      resolve(undefined);
     };
     child.once("error", onError);
     child.once("spawn", onSpawn);
   });
+  if (failure) {
+    // The spawn error does not say whether the program or the cwd was the
+    // problem; the checks run only now, off the common path, to say which.
+    await checkCwd(req.cwd);
+    await resolveProgram(req.argv[0], req.env, req.cwd);
+    const errno = failure.code ?? "EIO";
+    throw new SpawnCheckError(`${req.argv[0]} could not be started (${errno})`, errno);
+  }
   return new PipeProcess(child, req);
 }
 
