@@ -18,6 +18,7 @@ export type { FrameConnection, IncomingFrame } from "./src/rpc/connection.ts";
 export { PeerClosedError, RemoteError, RpcPeer } from "./src/rpc/peer.ts";
 export { SERVER_NAME, VERSION } from "./src/version.ts";
 export * from "./src/client/mod.ts";
+export * from "./src/fs/mod.ts";
 export {
   type ConnectionPairOptions,
   createConnectionPair,

@@ -24,7 +24,12 @@ export class ConnectError extends Error {
   /** What the client tried to reach (a URL or a command line). */
   readonly target: string;
 
-  /** @param target the URL or command; @param detail what went wrong */
+  /**
+   * Describe the failed connection.
+   *
+   * @param target the URL or command
+   * @param detail what went wrong
+   */
   constructor(target: string, detail: string, options?: { cause?: unknown }) {
     super(`cannot connect to ${target}: ${detail}`, options);
     this.name = "ConnectError";
@@ -39,7 +44,12 @@ export class ConnectTimeoutError extends Error {
   /** The limit that passed, in ms. */
   readonly timeoutMs: number;
 
-  /** @param target the URL or command; @param timeoutMs the limit that passed */
+  /**
+   * Describe the connection that took too long.
+   *
+   * @param target the URL or command
+   * @param timeoutMs the limit that passed
+   */
   constructor(target: string, timeoutMs: number) {
     super(`connecting to ${target} timed out after ${timeoutMs} ms`);
     this.name = "ConnectTimeoutError";
@@ -55,7 +65,12 @@ export class InitializeTimeoutError extends Error {
   /** The limit that passed, in ms. */
   readonly timeoutMs: number;
 
-  /** @param target the server's description; @param timeoutMs the limit that passed */
+  /**
+   * Describe the handshake that took too long.
+   *
+   * @param target the server's description
+   * @param timeoutMs the limit that passed
+   */
   constructor(target: string, timeoutMs: number) {
     super(`${target} did not answer initialize within ${timeoutMs} ms`);
     this.name = "InitializeTimeoutError";
@@ -123,7 +138,11 @@ export class ConnectionClosedError extends Error {
   /** Why the connection ended. */
   readonly reason: string;
 
-  /** @param reason why the connection ended */
+  /**
+   * Say why the connection ended.
+   *
+   * @param reason why the connection ended
+   */
   constructor(reason: string, options?: { cause?: unknown }) {
     super(`connection closed: ${reason}`, options);
     this.name = "ConnectionClosedError";
@@ -141,7 +160,13 @@ export class SpawnError extends Error {
   /** The POSIX error name, when known. */
   readonly errno: string | undefined;
 
-  /** @param argv the command; @param detail what went wrong; @param errno its error name */
+  /**
+   * Describe the process that could not start.
+   *
+   * @param argv the command
+   * @param detail what went wrong
+   * @param errno its error name
+   */
   constructor(
     argv: readonly string[],
     detail: string,
@@ -165,7 +190,13 @@ export class ProcessError extends Error {
   /** The operation, e.g. `write` or `resize`. */
   readonly operation: string;
 
-  /** @param processId the process; @param operation what was attempted; @param detail why it failed */
+  /**
+   * Describe the failed operation on a process.
+   *
+   * @param processId the process
+   * @param operation what was attempted
+   * @param detail why it failed
+   */
   constructor(
     processId: string,
     operation: string,

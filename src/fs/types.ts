@@ -90,7 +90,11 @@ export class FileSystemError extends Error {
   /** The path the operation failed on. */
   readonly path: string;
 
-  /** @param message names the operation and the path */
+  /**
+   * Describe a failed operation.
+   *
+   * @param message names the operation and the path
+   */
   constructor(kind: FileSystemErrorKind, errno: string | undefined, path: string, message: string) {
     super(message);
     this.name = "FileSystemError";

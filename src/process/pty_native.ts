@@ -9,6 +9,7 @@
  */
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import process from "node:process";
 
 /** What `pty.fork` returns. */
@@ -67,17 +68,23 @@ export function loadNativePty(): NativePty {
     cached = provided();
     return cached;
   }
-  const require = createRequire(import.meta.url);
   const tried: string[] = [];
   let lastError: unknown;
-  let root: string | undefined;
-  try {
-    root = dirname(require.resolve("node-pty/package.json"));
-  } catch (err) {
-    lastError = err;
-    tried.push("node-pty/package.json");
-  }
-  if (root) {
+  // From this module first (npm, a checkout); then from the working
+  // directory, for a module loaded from a URL (JSR) with node-pty installed
+  // in the project that runs it.
+  const bases = [import.meta.url, pathToFileURL(join(process.cwd(), "/")).href];
+  for (const base of bases) {
+    if (!base.startsWith("file:")) continue;
+    const require = createRequire(base);
+    let root: string;
+    try {
+      root = dirname(require.resolve("node-pty/package.json"));
+    } catch (err) {
+      lastError = err;
+      tried.push(`node-pty/package.json from ${base}`);
+      continue;
+    }
     for (
       const rel of [
         "build/Release/pty.node",

@@ -26,6 +26,7 @@ export type ErrorCodeValue = typeof ErrorCode[keyof typeof ErrorCode];
 export interface RpcErrorData {
   /** POSIX error name such as `"ENOENT"`. */
   errno?: string;
+  /** Any further detail a method adds. */
   [key: string]: unknown;
 }
 

@@ -72,7 +72,12 @@ export interface WebSocketListener {
 
 /** Thrown when the address cannot be bound. */
 export class ListenError extends Error {
-  /** @param address what was bound, @param cause why it failed */
+  /**
+   * Name the address and the reason.
+   *
+   * @param address what was bound
+   * @param cause why it failed
+   */
   constructor(address: string, cause: unknown) {
     super(
       `cannot listen on ${address}: ${cause instanceof Error ? cause.message : String(cause)}`,

@@ -27,6 +27,8 @@ export class ExecServer {
   #extraMethods: (() => Map<string, MethodHandler>) | undefined;
 
   /**
+   * Create a server; it serves nothing until given connections.
+   *
    * @param options overrides of the defaults
    * @param extraMethods builds additional method handlers per session
    */

@@ -11,7 +11,11 @@ import { isIPv4, isIPv6 } from "node:net";
 
 /** A websocket listener setting that cannot work or would be unsafe. */
 export class WebSocketConfigError extends Error {
-  /** @param message what is wrong, naming the value */
+  /**
+   * Describe the bad setting.
+   *
+   * @param message what is wrong, naming the value
+   */
   constructor(message: string) {
     super(message);
     this.name = "WebSocketConfigError";
@@ -84,7 +88,11 @@ export async function readTokenFile(path: string): Promise<TokenFile> {
 export class BearerToken {
   #digest: Uint8Array;
 
-  /** @param token the expected token */
+  /**
+   * Keep a digest of the expected token, not the token itself.
+   *
+   * @param token the expected token
+   */
   constructor(token: string) {
     this.#digest = sha256(validateToken(token));
   }
