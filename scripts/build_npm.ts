@@ -90,7 +90,9 @@ export function npmPackageJson(): Record<string, unknown> {
     types: `${main}.d.ts`,
     exports: npmExports(denoExports),
     bin: { "exec-server": "./esm/cli.js" },
-    files: ["esm/", "README.md", "LICENSE"],
+    files: ["esm/", "scripts/patch_node_pty.cjs", "README.md", "LICENSE"],
+    // node-pty leaves PTY masters inheritable; see scripts/patch_node_pty.cjs.
+    scripts: { postinstall: "node scripts/patch_node_pty.cjs --soft" },
     dependencies: { ws: deps.ws },
     optionalDependencies: { "node-pty": deps["node-pty"] },
   };
@@ -151,6 +153,8 @@ export function buildNpm(out: string = join(ROOT, "npm")): void {
     rmSync(config, { force: true });
   }
   writeFileSync(join(dest, "package.json"), `${JSON.stringify(pkg, null, 2)}\n`);
+  mkdirSync(join(dest, "scripts"), { recursive: true });
+  copyFileSync(join(ROOT, "scripts/patch_node_pty.cjs"), join(dest, "scripts/patch_node_pty.cjs"));
   for (const doc of ["README.md", "LICENSE"]) {
     if (existsSync(join(ROOT, doc))) copyFileSync(join(ROOT, doc), join(dest, doc));
     else console.error(`build_npm: warning: ${doc} is missing, the package ships without it`);

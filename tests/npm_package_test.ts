@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -180,7 +180,15 @@ Deno.test("npm package: pack, install from the tarball, and use it from Node", a
         await mkdir(app);
         await writeFile(
           join(app, "package.json"),
-          JSON.stringify({ name: "app", private: true, type: "module" }),
+          // npm 11 runs dependencies' install scripts only when the project
+          // allows them, as a user is told to (docs/install.md).
+          JSON.stringify({
+            name: "app",
+            private: true,
+            type: "module",
+            // A tarball is approved by its file: spec, a registry package by name.
+            allowScripts: { [`file:${tarball}`]: true, "node-pty": true },
+          }),
         );
         // node-pty compiles its addon here: allow for a slow machine.
         await run("npm", ["install", "--no-audit", "--no-fund", tarball], app, 300_000);
@@ -190,6 +198,12 @@ Deno.test("npm package: pack, install from the tarball, and use it from Node", a
         assert.equal(installed.version, VERSION);
         assert.ok(existsSync(join(app, "node_modules/.bin/exec-server")));
         assert.ok(existsSync(join(app, "node_modules/node-pty/package.json")), "node-pty missing");
+        // The package's postinstall patched node-pty for close-on-exec masters,
+        // and the addon was built after the patch.
+        const ptySource = join(app, "node_modules/node-pty/src/unix/pty.cc");
+        const ptyAddon = join(app, "node_modules/node-pty/build/Release/pty.node");
+        assert.match(await readFile(ptySource, "utf8"), /exec-server: master close-on-exec/);
+        assert.ok((await stat(ptyAddon)).mtimeMs >= (await stat(ptySource)).mtimeMs);
       }),
     );
 

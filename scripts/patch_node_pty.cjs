@@ -1,0 +1,72 @@
+// Runs after `npm ci`/`npm install` (package.json "postinstall").
+//
+// node-pty 1.1.0 leaves every PTY master it creates inheritable, so each
+// child the server starts later (pipe or PTY) holds the masters of all
+// other open terminals: it could read and write them, and a terminal stays
+// allocated until every such child has exited. Neither Deno nor Node can
+// set FD_CLOEXEC from JavaScript, so this patches node-pty's source to set
+// it right after the master is created, and rebuilds the addon (node-pty
+// is compiled from source on Linux anyway). It is idempotent, and a
+// missing node-pty (an optional dependency) is not an error.
+"use strict";
+const { spawnSync } = require("node:child_process");
+const { existsSync, readFileSync, statSync, writeFileSync } = require("node:fs");
+const { dirname, join } = require("node:path");
+
+
+const MARK = "/* exec-server: master close-on-exec */";
+
+function main() {
+  let root;
+  try {
+    root = dirname(require.resolve("node-pty/package.json", { paths: [join(__dirname, "..")] }));
+  } catch {
+    console.error("patch_node_pty: node-pty is not installed; nothing to patch");
+    return 0;
+  }
+  const source = join(root, "src/unix/pty.cc");
+  const addon = join(root, "build/Release/pty.node");
+  // A patched source alone does not mean the addon was built from it; an
+  // addon newer than the patched source was. (node-pty's own install may
+  // run after this script and rebuild from the patched source: also fine.)
+  const text = readFileSync(source, "utf8");
+  if (text.includes(MARK) && existsSync(addon) && statSync(addon).mtimeMs >= statSync(source).mtimeMs) {
+    return 0;
+  }
+  if (!text.includes(MARK)) {
+    const needle = "pty_nonblock(master) == -1";
+    const count = text.split(needle).length - 1;
+    if (count === 0) {
+      console.error(`patch_node_pty: ${source} has no "${needle}"; node-pty changed, not patched`);
+      return 1;
+    }
+    const patched = text.replaceAll(
+      needle,
+      `(pty_nonblock(master) == -1 || fcntl(master, F_SETFD, FD_CLOEXEC) == -1 ${MARK})`,
+    );
+    writeFileSync(source, patched);
+    console.error(`patch_node_pty: set FD_CLOEXEC on the master at ${count} places in ${source}`);
+  }
+  // npm puts its own node-gyp on PATH for lifecycle scripts and names it in
+  // npm_config_node_gyp.
+  const gyp = process.env.npm_config_node_gyp;
+  const cmd = gyp ? process.execPath : "node-gyp";
+  const args = gyp ? [gyp, "rebuild"] : ["rebuild"];
+  const res = spawnSync(cmd, args, { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+  if (res.status !== 0 || !existsSync(addon)) {
+    console.error(`patch_node_pty: rebuilding node-pty failed (${res.error ?? `exit ${res.status}`})`);
+    return 1;
+  }
+  console.error(`patch_node_pty: rebuilt ${addon}`);
+  return 0;
+}
+
+// --soft (the npm package's postinstall): a failure is a warning, so that
+// installing the library never fails on it; PTY masters then stay
+// inheritable, as in node-pty itself.
+const soft = process.argv.includes("--soft");
+const code = main();
+if (code !== 0 && soft) {
+  console.error("patch_node_pty: warning: node-pty was not patched; see above");
+}
+process.exitCode = soft ? 0 : code;
