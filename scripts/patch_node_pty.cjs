@@ -13,7 +13,6 @@ const { spawnSync } = require("node:child_process");
 const { existsSync, readFileSync, statSync, writeFileSync } = require("node:fs");
 const { dirname, join } = require("node:path");
 
-
 const MARK = "/* exec-server: master close-on-exec */";
 
 function main() {
@@ -30,7 +29,9 @@ function main() {
   // addon newer than the patched source was. (node-pty's own install may
   // run after this script and rebuild from the patched source: also fine.)
   const text = readFileSync(source, "utf8");
-  if (text.includes(MARK) && existsSync(addon) && statSync(addon).mtimeMs >= statSync(source).mtimeMs) {
+  if (
+    text.includes(MARK) && existsSync(addon) && statSync(addon).mtimeMs >= statSync(source).mtimeMs
+  ) {
     return 0;
   }
   if (!text.includes(MARK)) {
@@ -54,7 +55,9 @@ function main() {
   const args = gyp ? [gyp, "rebuild"] : ["rebuild"];
   const res = spawnSync(cmd, args, { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
   if (res.status !== 0 || !existsSync(addon)) {
-    console.error(`patch_node_pty: rebuilding node-pty failed (${res.error ?? `exit ${res.status}`})`);
+    console.error(
+      `patch_node_pty: rebuilding node-pty failed (${res.error ?? `exit ${res.status}`})`,
+    );
     return 1;
   }
   console.error(`patch_node_pty: rebuilt ${addon}`);
