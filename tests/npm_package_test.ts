@@ -69,6 +69,33 @@ try {
 } finally {
   await client.close();
 }
+
+// The websocket client under Node (ws package), against the bin listening.
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+writeFileSync("token", "npm-test-token\\n", { mode: 0o600 });
+const server = spawn(bin, ["--listen", "ws://127.0.0.1:0", "--token-file", "token"], {
+  stdio: ["ignore", "ignore", "pipe"],
+});
+const url = await new Promise((resolve, reject) => {
+  let err = "";
+  server.stderr.on("data", (d) => {
+    err += d;
+    const m = /listening on (ws:\\/\\/\\S+)/.exec(err);
+    if (m) resolve(m[1]);
+  });
+  server.on("exit", (code) => reject(new Error("server exited " + code + ": " + err)));
+});
+try {
+  const ws = await ExecServerClient.connectWebSocket(url, { token: "npm-test-token" });
+  const r = await ws.run(["/bin/sh", "-c", "echo over websocket"]);
+  report.websocket = { stdout: r.stdout, exitCode: r.exitCode };
+  await ws.close();
+  report.badToken = await ExecServerClient.connectWebSocket(url, { token: "wrong" })
+    .then(() => "connected", (e) => e.name);
+} finally {
+  server.kill("SIGTERM");
+}
 // The client process itself never needed the addon: the server did.
 report.ptyAfterClient = ptyLoaded();
 console.log(JSON.stringify(report));
@@ -236,6 +263,8 @@ Deno.test("npm package: pack, install from the tarball, and use it from Node", a
           assert.deepEqual(report.pipe, { stdout: "hello npm\n", stderr: "oops\n", exitCode: 4 });
           assert.equal(report.pty.exitCode, 0);
           assert.match(report.pty.stdout, /^\/dev\/pts\/\d+\r\n$/);
+          assert.deepEqual(report.websocket, { stdout: "over websocket\n", exitCode: 0 });
+          assert.equal(report.badToken, "ConnectError");
           assert.equal(report.ptyAfterClient, false, "the client loaded node-pty");
         },
       ),
