@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { denoServerCommand, nodeServerCommand, TestServer } from "./harness.ts";
 
 const BYTES = 65536;
-const RUNS = 100;
+const RUNS = 200;
 /** Processes in flight at once: enough to overlap, few enough for 2 cores. */
 const CONCURRENCY = 8;
 
@@ -53,7 +53,8 @@ const runtimes: [string, () => string[]][] = [
 for (const [name, command] of runtimes) {
   Deno.test(`no lost output: ${RUNS} pipe + ${RUNS} pty runs of 64 KiB on ${name}`, async () => {
     // Resolving the command fails clearly when the Node build is missing.
-    await using s = await TestServer.start([], { command: command() });
+    // 400 processes on one connection: exited ones must not fill the table.
+    await using s = await TestServer.start(["--max-processes", "1024"], { command: command() });
     await runMany(s, "pipe", false);
     await runMany(s, "pty", true);
     assert.deepEqual(s.badLines, []);
