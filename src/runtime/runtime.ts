@@ -5,7 +5,7 @@
  * @module
  */
 import process from "node:process";
-import { Readable, Writable } from "node:stream";
+import { Readable } from "node:stream";
 
 interface DenoLike {
   version: { deno: string };
@@ -51,15 +51,27 @@ export function stdinReadable(): ReadableStream<Uint8Array> {
 
 /**
  * Whether a write to {@linkcode stdoutWritable} resolves only once the bytes
- * were written out, so that the caller may reuse its buffer. Deno's does;
- * Node's `Writable.toWeb` resolves as soon as the chunk is queued.
+ * were written out, so that the caller may reuse its buffer. True for both
+ * runtimes: Deno's stdout stream works that way, and under Node the stream
+ * below resolves from `process.stdout.write`'s callback.
  */
-export const stdoutWriteCompletes: boolean = deno !== undefined;
+export const stdoutWriteCompletes: boolean = true;
 
 /** The server's standard output as a Web stream of bytes. */
 export function stdoutWritable(): WritableStream<Uint8Array> {
   if (deno) return deno.stdout.writable;
-  return Writable.toWeb(process.stdout) as unknown as WritableStream<Uint8Array>;
+  // Not Writable.toWeb: its writes resolve as soon as the chunk is queued,
+  // so a caller could not reuse its buffer; this resolves once written.
+  return new WritableStream<Uint8Array>({
+    write(chunk): Promise<void> {
+      return new Promise((resolve, reject) => {
+        process.stdout.write(chunk, (err) => err ? reject(err) : resolve());
+      });
+    },
+    close(): Promise<void> {
+      return new Promise((resolve) => process.stdout.end(() => resolve()));
+    },
+  });
 }
 
 /** Run `handler` when the server process receives `signal`. */
