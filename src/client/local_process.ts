@@ -6,7 +6,6 @@
  *
  * @module
  */
-import { signalTree } from "../process/kill_tree.ts";
 import { normalizeSignal } from "../process/signals.ts";
 import { SpawnCheckError } from "../process/spawn_checks.ts";
 import { spawnProcess } from "../process/spawn.ts";
@@ -129,7 +128,7 @@ export class LocalProcesses implements ExecProcess {
       throw new SpawnError(o.argv, detail, errno, { cause: err });
     }
     live.handle = proc;
-    if (this.#closed) void signalTree(proc.pid, "SIGKILL");
+    if (this.#closed) void proc.killTree("SIGKILL");
     proc.finished.then((status: ExitStatus) => {
       live.running = false;
       clearTimeout(live.graceTimer);
@@ -152,7 +151,7 @@ export class LocalProcesses implements ExecProcess {
     await Promise.all(live.map(async (l) => {
       clearTimeout(l.graceTimer);
       if (l.handle) {
-        await signalTree(l.handle.pid, "SIGKILL");
+        await l.handle.killTree("SIGKILL");
         await l.handle.finished;
       }
     }));
@@ -214,16 +213,16 @@ export class LocalProcesses implements ExecProcess {
       },
       terminate: async (graceMs) => {
         if (!live.running || !live.handle) return false;
-        const pid = live.handle.pid;
+        const proc = live.handle;
         if (graceMs === undefined || graceMs <= 0) {
-          await signalTree(pid, "SIGKILL");
+          await proc.killTree("SIGKILL");
           return true;
         }
-        await signalTree(pid, "SIGTERM");
+        await proc.killTree("SIGTERM");
         clearTimeout(live.graceTimer);
         live.graceTimer = setTimeout(() => {
           live.graceTimer = undefined;
-          if (live.running) void signalTree(pid, "SIGKILL");
+          if (live.running) void proc.killTree("SIGKILL");
         }, graceMs);
         return true;
       },

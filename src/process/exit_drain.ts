@@ -41,7 +41,7 @@ export class ExitDrain {
     this.#onComplete = onComplete;
   }
 
-  /** Whether the exit status is known. */
+  /** Whether the exit status is known (the child has been reaped). */
   get exited(): boolean {
     return this.#status !== undefined;
   }

@@ -22,16 +22,9 @@ export async function descendantsOf(pid: number): Promise<number[]> {
   await Promise.all(names.map(async (name) => {
     const child = Number(name);
     if (!Number.isInteger(child)) return;
-    let stat: string;
-    try {
-      stat = await readFile(`/proc/${name}/stat`, "latin1");
-    } catch {
-      return;
-    }
-    // The command name may hold spaces and parentheses; fields resume after
-    // the last ')'.
-    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const ppid = Number(rest[1]);
+    const fields = await statFields(child);
+    if (!fields) return;
+    const ppid = Number(fields[1]);
     const list = children.get(ppid);
     if (list) list.push(child);
     else children.set(ppid, [child]);
@@ -73,4 +66,77 @@ export async function signalTree(pid: number, signal: string): Promise<void> {
       // Already gone.
     }
   }
+}
+
+/**
+ * Members of a process group whose leader has been reaped, recorded when the
+ * leader's exit was seen: each pid with its start time.
+ */
+export interface GroupLeftovers {
+  /** The group's id (the leader's pid). */
+  pgid: number;
+  /** The members then, as pid and `/proc` start time. */
+  members: { pid: number; start: string }[];
+}
+
+/**
+ * Record what is left of process group `pgid` right after its leader was
+ * reaped, or undefined when nothing is (the common case, answered by one
+ * `kill(-pgid, 0)` without reading `/proc`). While a group has members its
+ * id cannot be given to a new process, so at this moment the group is still
+ * the leader's.
+ */
+export async function leftoversOf(pgid: number): Promise<GroupLeftovers | undefined> {
+  try {
+    process.kill(-pgid, 0);
+  } catch {
+    return undefined;
+  }
+  let names: string[];
+  try {
+    names = await readdir("/proc");
+  } catch {
+    return undefined;
+  }
+  const members: { pid: number; start: string }[] = [];
+  await Promise.all(names.map(async (name) => {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) return;
+    const fields = await statFields(pid);
+    if (fields && Number(fields[2]) === pgid) members.push({ pid, start: fields[19] });
+  }));
+  return members.length > 0 ? { pgid, members } : undefined;
+}
+
+/**
+ * Send `signal` to a group recorded by {@linkcode leftoversOf}, but only if
+ * it is provably the same group: one of the recorded members still exists
+ * (same pid and start time) and still belongs to it, so the group never
+ * emptied and its id was never free for reuse. Otherwise nothing is sent.
+ */
+export async function signalLeftovers(
+  leftovers: GroupLeftovers | undefined,
+  signal: string,
+): Promise<void> {
+  if (!leftovers) return;
+  for (const m of leftovers.members) {
+    const fields = await statFields(m.pid);
+    if (fields && fields[19] === m.start && Number(fields[2]) === leftovers.pgid) {
+      signalGroup(leftovers.pgid, signal);
+      return;
+    }
+  }
+}
+
+/** The fields of `/proc/PID/stat` after the command name (state first). */
+async function statFields(pid: number): Promise<string[] | undefined> {
+  let stat: string;
+  try {
+    stat = await readFile(`/proc/${pid}/stat`, "latin1");
+  } catch {
+    return undefined;
+  }
+  // The command name may hold spaces and parentheses; fields resume after
+  // the last ')'. Index 2 is pgrp, 19 is starttime.
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
 }

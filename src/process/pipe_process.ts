@@ -9,7 +9,13 @@ import type { Readable } from "node:stream";
 import type { StreamName, TerminalSize } from "../protocol/methods.ts";
 import { ExitDrain } from "./exit_drain.ts";
 import { signalName } from "./signals.ts";
-import { signalGroup } from "./kill_tree.ts";
+import {
+  type GroupLeftovers,
+  leftoversOf,
+  signalGroup,
+  signalLeftovers,
+  signalTree,
+} from "./kill_tree.ts";
 import { checkCwd, resolveProgram, SpawnCheckError } from "./spawn_checks.ts";
 import {
   type ExitStatus,
@@ -64,6 +70,11 @@ class PipeProcess implements ProcessHandle {
   #stdinOpen: boolean;
   #drain: ExitDrain;
   #outputs: Readable[];
+  /**
+   * Once the child has been reaped its pid may go to another process; from
+   * then on only what was left of its group at that moment is signalled.
+   */
+  #leftovers: Promise<GroupLeftovers | undefined> | undefined;
 
   constructor(child: ChildProcess, req: SpawnRequest) {
     this.#child = child;
@@ -100,6 +111,7 @@ class PipeProcess implements ProcessHandle {
     watch(child.stderr!, "stderr");
     child.on("exit", (code, signal) => {
       this.#stdinOpen = false;
+      this.#leftovers = leftoversOf(this.pid);
       const signum = signal ? constants.signals[signal] : undefined;
       this.#drain.exit(
         signum !== undefined
@@ -137,7 +149,13 @@ class PipeProcess implements ProcessHandle {
   }
 
   signal(signal: string): void {
-    signalGroup(this.pid, signal);
+    if (this.#leftovers) void this.#leftovers.then((l) => signalLeftovers(l, signal));
+    else signalGroup(this.pid, signal);
+  }
+
+  async killTree(signal: string): Promise<void> {
+    if (this.#leftovers) await signalLeftovers(await this.#leftovers, signal);
+    else await signalTree(this.pid, signal);
   }
 
   pause(): void {

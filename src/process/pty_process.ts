@@ -16,11 +16,19 @@
  */
 import { Buffer } from "node:buffer";
 import { randomBytes } from "node:crypto";
-import { close, constants as fsConstants, openSync, readFileSync, write as fsWrite } from "node:fs";
+import { close, constants as fsConstants, openSync, readFileSync } from "node:fs";
 import { ReadStream } from "node:tty";
 import type { TerminalSize } from "../protocol/methods.ts";
 import { ExitDrain } from "./exit_drain.ts";
-import { signalGroup } from "./kill_tree.ts";
+import { isDeno } from "../runtime/runtime.ts";
+import { FdWriter } from "./fd_writer.ts";
+import {
+  type GroupLeftovers,
+  leftoversOf,
+  signalGroup,
+  signalLeftovers,
+  signalTree,
+} from "./kill_tree.ts";
 import { loadNativePty, type NativePty } from "./pty_native.ts";
 import { signalName } from "./signals.ts";
 import { checkCwd, resolveProgram } from "./spawn_checks.ts";
@@ -102,11 +110,24 @@ class PtyProcess implements ProcessHandle {
   #lineOpen = false;
   #drain: ExitDrain;
   #exitSeen = false;
+  /**
+   * Once the child has been reaped its pid may go to another process; from
+   * then on only what was left of its group at that moment is signalled.
+   */
+  #leftovers: Promise<GroupLeftovers | undefined> | undefined;
   #onOutput: SpawnRequest["onOutput"];
   /** Set once the end marker was written; output is then scanned for it. */
   #marker: Buffer | undefined;
   /** Bytes held back because they might be the start of the marker. */
   #carry: Buffer | undefined;
+  /** Writes the marker into the slave; a full terminal only delays it. */
+  #markerWriter: FdWriter | undefined;
+  /**
+   * Writes to the master under Node, whose TTY stream retries EAGAIN in a
+   * busy loop on the main thread when the child does not read its input.
+   * Deno refuses fs writes to the raw fd, and its stream does not spin.
+   */
+  #masterWriter: FdWriter | undefined;
 
   constructor(
     fd: number,
@@ -119,10 +140,13 @@ class PtyProcess implements ProcessHandle {
     this.#fd = fd;
     this.#native = native;
     this.#onOutput = req.onOutput;
+    this.#masterWriter = isDeno ? undefined : new FdWriter(fd);
     try {
+      // Non-blocking: the marker is written into a terminal that may be
+      // full or stopped (^S), and no thread may wait on that.
       this.#slaveFd = openSync(
         slavePath,
-        fsConstants.O_RDWR | fsConstants.O_NOCTTY,
+        fsConstants.O_RDWR | fsConstants.O_NOCTTY | fsConstants.O_NONBLOCK,
       );
     } catch {
       // The child may already be gone and the pty released; reading the
@@ -137,6 +161,8 @@ class PtyProcess implements ProcessHandle {
       this.#flushCarry();
       this.#marker = undefined;
       this.#stdinOpen = false;
+      this.#markerWriter?.cancel("the output is complete");
+      this.#masterWriter?.cancel(`process ${pid} has exited`);
       this.#releaseSlave();
       this.#socket.destroy();
       resolveFinished(status);
@@ -156,6 +182,7 @@ class PtyProcess implements ProcessHandle {
   exited(code: number, signal: number): void {
     if (this.#exitSeen) return;
     this.#exitSeen = true;
+    this.#leftovers = leftoversOf(this.pid);
     this.#stdinOpen = false;
     this.#writeMarker();
     this.#drain.exit(
@@ -187,7 +214,16 @@ class PtyProcess implements ProcessHandle {
     this.#native.resize(this.#fd, size.cols, size.rows);
   }
 
+  async killTree(signal: string): Promise<void> {
+    if (this.#leftovers) await signalLeftovers(await this.#leftovers, signal);
+    else await signalTree(this.pid, signal);
+  }
+
   signal(signal: string): void {
+    if (this.#leftovers) {
+      void this.#leftovers.then((l) => signalLeftovers(l, signal));
+      return;
+    }
     signalGroup(this.pid, signal);
     // A job-control shell runs its foreground job in a group of its own and
     // ignores SIGINT itself; like Ctrl-C on a terminal, the signal must
@@ -208,6 +244,7 @@ class PtyProcess implements ProcessHandle {
   }
 
   #writeMaster(data: Uint8Array): Promise<void> {
+    if (this.#masterWriter) return this.#masterWriter.write(data);
     return new Promise((resolve, reject) => {
       this.#socket.write(data, (err) => err ? reject(err) : resolve());
     });
@@ -230,13 +267,14 @@ class PtyProcess implements ProcessHandle {
     }
     const marker = Buffer.from(`\x1b[${randomBytes(12).toString("hex").toUpperCase()}Z`);
     this.#marker = marker;
-    fsWrite(fd, marker, (err) => {
-      if (err) {
-        // Output cannot be fenced; fall back to EOF and the quiet timer.
-        this.#flushCarry();
-        this.#marker = undefined;
-        this.#releaseSlave();
-      }
+    this.#markerWriter = new FdWriter(fd);
+    this.#markerWriter.write(marker).catch(() => {
+      // Cancelled because the output completed anyway, or the write failed:
+      // then output cannot be fenced, and EOF or the quiet timer ends it.
+      if (this.#marker !== marker) return;
+      this.#flushCarry();
+      this.#marker = undefined;
+      this.#releaseSlave();
     });
   }
 

@@ -63,6 +63,13 @@ export interface ProcessHandle {
   resize(size: TerminalSize): void;
   /** Send a signal to the child's process group. */
   signal(signal: string): void;
+  /**
+   * Send a signal to the whole tree: the group and, while the child lives,
+   * descendants that left it. Once the child has been reaped its pid may
+   * belong to someone else, so only members that provably belong to the
+   * old group are signalled.
+   */
+  killTree(signal: string): Promise<void>;
   /** Stop reading output (flow control); the child blocks when buffers fill. */
   pause(): void;
   /** Resume reading output. */

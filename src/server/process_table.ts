@@ -15,7 +15,6 @@ import {
   type StreamName,
   type TerminalSize,
 } from "../protocol/methods.ts";
-import { signalTree } from "../process/kill_tree.ts";
 import { normalizeSignal, UnknownSignalError } from "../process/signals.ts";
 import { SpawnCheckError } from "../process/spawn_checks.ts";
 import { spawnProcess } from "../process/spawn.ts";
@@ -25,6 +24,7 @@ import {
   type ProcessHandle,
   StdinClosedError,
 } from "../process/types.ts";
+import { WriterCancelledError } from "../process/fd_writer.ts";
 import { OutputBuffer } from "./output_buffer.ts";
 import type { ServerOptions } from "./options.ts";
 
@@ -199,7 +199,7 @@ export class ProcessTable {
     mp.handle = handle;
     this.#opts.logger.debug(`started ${p.processId} pid ${handle.pid} tty=${p.tty}`);
     if (this.#closed) {
-      void signalTree(handle.pid, "SIGKILL");
+      void handle.killTree("SIGKILL");
     } else if (this.#paused) {
       handle.pause();
     }
@@ -271,6 +271,11 @@ export class ProcessTable {
     } catch (err) {
       if (err instanceof StdinClosedError) {
         throw invalidRequest(`stdin of process ${id} is closed`);
+      }
+      if (err instanceof WriterCancelledError || isCancelled(err)) {
+        throw invalidRequest(
+          `stdin of process ${id} is closed: it exited before the bytes were written`,
+        );
       }
       throw internalError(`write to process ${id} failed: ${String(err)}`, {
         errno: (err as { code?: string }).code,
@@ -349,9 +354,16 @@ export class ProcessTable {
       if (mp.retentionTimer) clearTimeout(mp.retentionTimer);
       if (mp.graceTimer) clearTimeout(mp.graceTimer);
       mp.wake();
+      if (!mp.handle) {
+        mp.killWhenStarted = {};
+        continue;
+      }
+      // Output is discarded from now on, but it must still be read: a
+      // paused PTY or pipe would otherwise never reach EOF, keeping its
+      // descriptors (and, for a PTY, its end marker) waiting forever.
+      if (this.#paused) mp.handle.resume();
       // Exited leaders may have left members in their group.
-      if (mp.handle) kills.push(signalTree(mp.handle.pid, "SIGKILL"));
-      else mp.killWhenStarted = {};
+      kills.push(mp.handle.killTree("SIGKILL"));
     }
     await Promise.all(kills);
   }
@@ -359,12 +371,12 @@ export class ProcessTable {
   /** Shut down politely: SIGTERM to every tree, SIGKILL after `graceMs`. */
   async terminateAll(graceMs: number): Promise<void> {
     const running = [...this.#procs.values()].filter((mp) => mp.running && mp.handle);
-    await Promise.all(running.map((mp) => signalTree(mp.handle!.pid, "SIGTERM")));
+    await Promise.all(running.map((mp) => mp.handle!.killTree("SIGTERM")));
     await finishedWithin(running, graceMs);
     // SIGKILL the rest while notifications still flow, so that the client
     // learns of these exits too; closeAll() below reports nothing.
     const left = running.filter((mp) => mp.running);
-    await Promise.all(left.map((mp) => signalTree(mp.handle!.pid, "SIGKILL")));
+    await Promise.all(left.map((mp) => mp.handle!.killTree("SIGKILL")));
     await finishedWithin(left, graceMs);
     await this.closeAll();
   }
@@ -381,16 +393,16 @@ export class ProcessTable {
   }
 
   #kill(mp: ManagedProcess, graceMs: number | undefined): void {
-    const pid = mp.handle!.pid;
+    const handle = mp.handle!;
     if (graceMs === undefined || graceMs <= 0) {
-      void signalTree(pid, "SIGKILL");
+      void handle.killTree("SIGKILL");
       return;
     }
-    void signalTree(pid, "SIGTERM");
+    void handle.killTree("SIGTERM");
     if (mp.graceTimer) clearTimeout(mp.graceTimer);
     mp.graceTimer = setTimeout(() => {
       mp.graceTimer = undefined;
-      if (mp.running) void signalTree(pid, "SIGKILL");
+      if (mp.running) void handle.killTree("SIGKILL");
     }, graceMs);
   }
 
@@ -507,4 +519,9 @@ function concatBytes(parts: Uint8Array[], total: number): Uint8Array {
     offset += p.byteLength;
   }
   return out;
+}
+
+/** A write the runtime abandoned because its descriptor was closed (Deno: ECANCELED). */
+function isCancelled(err: unknown): boolean {
+  return (err as { code?: string }).code === "ECANCELED";
 }

@@ -1,0 +1,128 @@
+/**
+ * Terminal situations that once froze or misled the server: a child that
+ * stops its terminal's output, a busy PTY killed mid-stream, input nobody
+ * reads, and a reaped pid that now belongs to someone else. Each runs on
+ * both runtimes.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import process from "node:process";
+import { b64, denoServerCommand, isAlive, nodeServerCommand, TestServer } from "./harness.ts";
+
+const runtimes: [string, () => string[]][] = [
+  ["deno", denoServerCommand],
+  ["node", nodeServerCommand],
+];
+
+/** Resolves with the answer, or "no answer" after `ms`. */
+async function answered(s: TestServer, ms = 3000): Promise<string> {
+  const res = await s.request("fs/getMetadata", { path: "/tmp" }, ms).catch(() => undefined);
+  return res?.result ? "answered" : "no answer";
+}
+
+const hasPython = existsSync("/usr/bin/python3");
+
+for (const [name, command] of runtimes) {
+  Deno.test({
+    name: `pty (${name}): a child that stops terminal output still exits, server keeps serving`,
+    ignore: !hasPython,
+    fn: async () => {
+      await using s = await TestServer.start([], { command: command() });
+      // tcflow(TCOOFF) is what ^S does: writes into the terminal then block,
+      // the server's end marker included.
+      await s.start("stopped", [
+        "python3",
+        "-c",
+        "import termios; print('bye', flush=True); termios.tcflow(1, termios.TCOOFF)",
+      ], { tty: true });
+      const exited = await s.waitExited("stopped", 10_000);
+      assert.equal(exited.params.exitCode, 0);
+      assert.equal(s.outputText("stopped"), "bye\r\n");
+      assert.equal(await answered(s), "answered");
+    },
+  });
+
+  Deno.test(`pty (${name}): terminating a busy terminal, again and again`, async () => {
+    await using s = await TestServer.start([], { command: command() });
+    for (let round = 0; round < 6; round++) {
+      const id = `yes-${round}`;
+      await s.start(id, ["yes"], { tty: true });
+      await s.waitFor((m) => m.method === "process/output" && m.params.processId === id);
+      const res = await s.request("process/terminate", { processId: id });
+      assert.deepEqual(res.result, { running: true });
+      const exited = await s.waitExited(id, 10_000);
+      assert.equal(exited.params.signal, "SIGKILL");
+    }
+    assert.equal(await answered(s), "answered");
+  });
+
+  Deno.test(`pty (${name}): input the child never reads neither stalls the server nor hangs`, async () => {
+    await using s = await TestServer.start([], { command: command() });
+    await s.start("sleeper", ["sleep", "100"], { tty: true });
+    // Far more than the terminal's input buffer holds.
+    const id = s.newId();
+    s.send({
+      id,
+      method: "process/write",
+      params: { processId: "sleeper", chunk: b64("x\n".repeat(100_000)) },
+    });
+    assert.equal(await answered(s), "answered");
+    await s.request("process/terminate", { processId: "sleeper" });
+    await s.waitExited("sleeper");
+    const write = await s.response(id);
+    assert.equal(write.error?.code, -32600, JSON.stringify(write));
+    assert.match(write.error.message, /stdin of process sleeper is closed/);
+  });
+}
+
+/** Whether this test may steer pid allocation (root, a writable ns_last_pid). */
+function canSteerPids(): boolean {
+  try {
+    if (process.getuid?.() !== 0) return false;
+    writeFileSync("/proc/sys/kernel/ns_last_pid", readFileSync("/proc/sys/kernel/ns_last_pid"));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+for (const [name, command] of runtimes) {
+  Deno.test({
+    name: `pids (${name}): a retained process's reused pid is not killed at disconnect`,
+    ignore: !canSteerPids(),
+    fn: async () => {
+      const s = await TestServer.start([], { command: command() });
+      await s.start("short", ["sh", "-c", "echo $$"]);
+      await s.waitExited("short");
+      const pid = Number(s.outputText("short").trim());
+      // Another user's process gets the retained pid, and has a child.
+      let other: ReturnType<typeof spawn> | undefined;
+      for (let attempt = 0; attempt < 5 && other?.pid !== pid; attempt++) {
+        other?.kill("SIGKILL");
+        writeFileSync("/proc/sys/kernel/ns_last_pid", String(pid - 1));
+        other = spawn("sh", ["-c", "sleep 1000 & echo $!; wait"], {
+          stdio: ["ignore", "pipe", "ignore"],
+          detached: true,
+        });
+      }
+      assert.equal(other!.pid, pid, "could not reuse the pid (another process took it)");
+      const child = await new Promise<number>((resolve) =>
+        other!.stdout!.once("data", (d: Uint8Array) => resolve(Number(String(d).trim())))
+      );
+      try {
+        assert.equal(await isAlive(child), true);
+        await s.close(); // closeAll() runs for the retained process
+        await new Promise((r) => setTimeout(r, 300));
+        assert.equal(await isAlive(child), true, "an unrelated process's child was killed");
+        assert.equal(await isAlive(pid), true, "an unrelated process was killed");
+      } finally {
+        try {
+          process.kill(-pid, "SIGKILL");
+        } catch {
+          // Gone.
+        }
+      }
+    },
+  });
+}
