@@ -9,7 +9,15 @@ import * as fsp from "node:fs/promises";
 import { tmpdir } from "node:os";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
-import { b64, type Msg, serverCommand, TestServer, unb64, unb64Bytes } from "./harness.ts";
+import {
+  b64,
+  type Msg,
+  nodeServerCommand,
+  serverCommand,
+  TestServer,
+  unb64,
+  unb64Bytes,
+} from "./harness.ts";
 
 const INVALID_REQUEST = -32600;
 const INVALID_PARAMS = -32602;
@@ -454,6 +462,56 @@ Deno.test("fs/remove: without force or recursive, and symlinks", async () => {
   );
 });
 
+/**
+ * The server under test by default, and the Node build (its `node:fs` and
+ * Deno's differ on symlinks named with a trailing slash).
+ */
+const RUNTIMES: [string, () => string[] | undefined][] = [
+  ["", () => undefined],
+  [" (Node build)", nodeServerCommand],
+];
+
+for (const [runtime, command] of RUNTIMES) {
+  Deno.test(`fs/remove: LINK/ is refused and the link's target is never touched${runtime}`, async () => {
+    await withTempDir((dir) =>
+      withServer(
+        async (s) => {
+          await fsp.mkdir(`${dir}/precious/sub`, { recursive: true });
+          await fsp.writeFile(`${dir}/precious/data.txt`, "keep me");
+          await fsp.symlink(`${dir}/precious`, `${dir}/link`);
+          for (const path of [`${dir}/link/`, `${dir}/link//`]) {
+            for (const options of [{}, { recursive: false }, { force: false }]) {
+              const err = await expectError(
+                s,
+                "fs/remove",
+                { path, ...options },
+                INTERNAL,
+                "ENOTDIR",
+                path,
+              );
+              assert.match(err.message, /symlink/);
+            }
+          }
+          for (const path of [`${dir}/link/.`, `${dir}/link/sub/..`]) {
+            await expectError(s, "fs/remove", { path }, INVALID_REQUEST, "EINVAL", path);
+          }
+          assert.deepEqual((await fsp.readdir(`${dir}/precious`)).sort(), ["data.txt", "sub"]);
+          assert.equal(await fsp.readlink(`${dir}/link`), `${dir}/precious`);
+          // Without the slash the link itself goes, and only the link.
+          assert.deepEqual(await s.call("fs/remove", { path: `${dir}/link` }), {});
+          await assert.rejects(fsp.lstat(`${dir}/link`), { code: "ENOENT" });
+          assert.equal(await fsp.readFile(`${dir}/precious/data.txt`, "utf8"), "keep me");
+          // A real directory may be named with a trailing slash.
+          assert.deepEqual(await s.call("fs/remove", { path: `${dir}/precious/` }), {});
+          await assert.rejects(fsp.lstat(`${dir}/precious`), { code: "ENOENT" });
+        },
+        [],
+        command(),
+      )
+    );
+  });
+}
+
 Deno.test("fs/copy: files, overwrite, and directories need recursive", async () => {
   await withTempDir((dir) =>
     withServer(async (s) => {
@@ -619,6 +677,48 @@ Deno.test("fs/copy: a directory into itself is refused however it is spelled", a
     })
   );
 });
+
+for (const [runtime, command] of RUNTIMES) {
+  Deno.test(`fs/copy: never merges through a symlink in the destination${runtime}`, async () => {
+    await withTempDir((dir) =>
+      withServer(
+        async (s) => {
+          const src = `${dir}/src`;
+          await fsp.mkdir(`${src}/sub`, { recursive: true });
+          await fsp.writeFile(`${src}/a.txt`, "ORIGINAL a.txt of src");
+          await fsp.writeFile(`${src}/sub/a.txt`, "sub/a.txt");
+          await fsp.mkdir(`${dir}/dst`);
+          await fsp.symlink(src, `${dir}/dst/sub`);
+          const err = await expectError(
+            s,
+            "fs/copy",
+            { sourcePath: src, destinationPath: `${dir}/dst`, recursive: true },
+            INTERNAL,
+            "EEXIST",
+            `${dir}/dst/sub`,
+          );
+          assert.match(err.message, /symlink/);
+          assert.equal(await fsp.readFile(`${src}/a.txt`, "utf8"), "ORIGINAL a.txt of src");
+          assert.deepEqual((await fsp.readdir(src)).sort(), ["a.txt", "sub"]);
+          assert.deepEqual((await fsp.readdir(`${src}/sub`)).sort(), ["a.txt"]);
+          // A real directory there is merged into.
+          await fsp.rm(`${dir}/dst/sub`);
+          await fsp.mkdir(`${dir}/dst/sub`);
+          await fsp.writeFile(`${dir}/dst/sub/kept`, "kept");
+          await s.call("fs/copy", {
+            sourcePath: src,
+            destinationPath: `${dir}/dst`,
+            recursive: true,
+          });
+          assert.deepEqual((await fsp.readdir(`${dir}/dst/sub`)).sort(), ["a.txt", "kept"]);
+          assert.equal(await fsp.readFile(`${dir}/dst/a.txt`, "utf8"), "ORIGINAL a.txt of src");
+        },
+        [],
+        command(),
+      )
+    );
+  });
+}
 
 Deno.test("fs methods: relative paths and bad params are -32602 and the connection lives on", async () => {
   await withServer(async (s) => {

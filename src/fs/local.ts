@@ -238,8 +238,9 @@ type CopyStep =
  * - `readDirectory` lists entries sorted by name; a symlink entry reports
  *   what it points to, and neither flag when it dangles.
  * - `copy` recreates symlinks as symlinks (never following them), refuses
- *   fifos, sockets and devices before copying anything, and refuses to
- *   copy a directory into itself (compared by real path).
+ *   fifos, sockets and devices before copying anything, refuses to copy a
+ *   directory into itself (compared by real path), and merges only into
+ *   real directories, never through a symlink.
  *
  * @example
  * ```ts
@@ -453,23 +454,43 @@ export class LocalFileSystem implements FileSystem {
   /**
    * Remove a file, symlink (never its target) or directory. `recursive`
    * (default true) removes a directory's contents; `force` (default true)
-   * makes a missing path a success. Refuses to remove `/`.
+   * makes a missing path a success. Refuses to remove `/`, a path ending in
+   * `.` or `..`, and a symlink or file named with a trailing slash.
    */
   async remove(path: string, options: RemoveOptions = {}): Promise<void> {
     const op = "remove";
     const p = localPath(op, path);
     const recursive = options.recursive ?? true;
     const force = options.force ?? true;
+    // `lstat("link/")` follows the link, and the runtimes then disagree on
+    // what removing it means (Deno emptied the target, Node did nothing):
+    // the entry itself is looked at without its trailing slashes instead.
+    const entry = withoutTrailingSlashes(p);
     try {
-      const st = await fsp.lstat(p);
+      const st = await fsp.lstat(entry);
       if (st.isDirectory()) {
-        if (await fsp.realpath(p) === "/") {
+        if (await fsp.realpath(entry) === "/") {
           throw refused(op, p, "EINVAL", "refusing to remove the root directory");
         }
-        if (recursive) await fsp.rm(p, { recursive: true });
-        else await fsp.rmdir(p);
+        const last = basename(entry);
+        if (last === "." || last === "..") {
+          // It names a directory through what comes before it, a symlink
+          // included; `rm` refuses these too.
+          throw refused(op, p, "EINVAL", `refusing to remove a path ending in "${last}"`);
+        }
+        if (recursive) await fsp.rm(entry, { recursive: true });
+        else await fsp.rmdir(entry);
+      } else if (entry !== p) {
+        // A trailing slash asks for a directory. For a symlink to one,
+        // removing the target would break the promise that a link's target
+        // is never touched, and removing the link may not be what was
+        // meant, so neither is done.
+        const detail = st.isSymbolicLink()
+          ? `not a directory: ${entry} is a symlink; to remove the link, name it without the trailing slash`
+          : "not a directory";
+        throw new FileSystemError("io", "ENOTDIR", p, `${op} ${p}: ${detail}`);
       } else {
-        await fsp.unlink(p);
+        await fsp.unlink(entry);
       }
     } catch (err) {
       // Also covers the path vanishing midway through (a concurrent remove).
@@ -481,7 +502,8 @@ export class LocalFileSystem implements FileSystem {
   /**
    * Copy a file, a symlink (as a symlink) or, with `recursive`, a directory
    * tree. An existing destination file is overwritten and an existing
-   * destination directory is merged into.
+   * destination directory is merged into; a symlink or file where a
+   * directory goes is `EEXIST`, never merged through.
    */
   async copy(
     sourcePath: string,
@@ -501,10 +523,10 @@ export class LocalFileSystem implements FileSystem {
       if (!options.recursive) {
         throw refused(op, src, "EISDIR", "is a directory; pass recursive: true to copy it");
       }
-      await this.#checkNotInside(src, dst);
+      const realSrc = await this.#checkNotInside(src, dst);
       const steps: CopyStep[] = [];
       await planTree(src, dst, st, steps);
-      await runPlan(steps);
+      await runPlan(steps, realSrc);
       return;
     }
     if (st.isSymbolicLink()) {
@@ -517,7 +539,8 @@ export class LocalFileSystem implements FileSystem {
     await copyRegularFile(src, dst);
   }
 
-  async #checkNotInside(src: string, dst: string): Promise<void> {
+  /** Refuse a destination inside the source; returns the source's real path. */
+  async #checkNotInside(src: string, dst: string): Promise<string> {
     let realSrc: string;
     let realDst: string;
     try {
@@ -539,6 +562,7 @@ export class LocalFileSystem implements FileSystem {
         `cannot copy a directory into itself: ${where} is inside ${realSrc}`,
       );
     }
+    return realSrc;
   }
 }
 
@@ -556,6 +580,13 @@ function localPath(op: string, path: string): string {
   if (!p.startsWith("/")) throw refused(op, path, "EINVAL", "path must be absolute");
   if (p.includes("\0")) throw refused(op, path, "EINVAL", "path must not contain NUL");
   return p;
+}
+
+/** `path` without trailing slashes, except that `/` stays `/`. */
+function withoutTrailingSlashes(path: string): string {
+  let end = path.length;
+  while (end > 1 && path[end - 1] === "/") end--;
+  return path.slice(0, end);
 }
 
 /** Whether an entry's type must come from `stat`: a symlink, or no type known. */
@@ -595,15 +626,16 @@ async function planTree(src: string, dst: string, st: Stats, steps: CopyStep[]):
   }
 }
 
-async function runPlan(steps: CopyStep[]): Promise<void> {
+async function runPlan(steps: CopyStep[], realSrc: string): Promise<void> {
   const created: { dst: string; mode: number }[] = [];
   for (const step of steps) {
     if (step.kind === "dir") {
-      if (await makeDirectory(step.dst)) created.push(step);
+      if (await makeDirectory(step.src, step.dst)) created.push(step);
+      else await checkMergeTarget(step.src, step.dst, realSrc);
     } else if (step.kind === "symlink") {
       await copySymlink(step.src, step.dst);
     } else {
-      await copyRegularFile(step.src, step.dst);
+      await copyRegularFile(step.src, step.dst, realSrc);
     }
   }
   // Source modes are applied last, deepest first: a read-only source
@@ -617,27 +649,89 @@ async function runPlan(steps: CopyStep[]): Promise<void> {
   }
 }
 
-/** Create `dst` as a directory; false when one already exists there. */
-async function makeDirectory(dst: string): Promise<boolean> {
+/**
+ * Create `dst` as a directory; false when a real directory already exists
+ * there, to be merged into. Anything else in the way, a symlink to a
+ * directory included, is `EEXIST` (as `cp` refuses to): merging through a
+ * link would write wherever it points, the source itself included.
+ */
+async function makeDirectory(src: string, dst: string): Promise<boolean> {
   try {
     await fsp.mkdir(dst);
     return true;
   } catch (err) {
-    if (errnoOf(err) === "EEXIST") {
-      const existing = await statOrUndefined(dst).catch(() => undefined);
-      if (existing?.isDirectory()) return false;
-    }
+    if (errnoOf(err) !== "EEXIST") throw osError("copy", dst, err);
+  }
+  let existing: Stats;
+  try {
+    // lstat: only a link named with a trailing slash (`dst/`, at the top
+    // level) is followed, as the kernel does; the real path is then
+    // checked against the source like any merge target.
+    existing = await fsp.lstat(dst);
+  } catch (err) {
     throw osError("copy", dst, err);
+  }
+  if (existing.isDirectory()) return false;
+  const what = existing.isSymbolicLink()
+    ? "a symlink"
+    : existing.isFile()
+    ? "a file"
+    : kindOf(existing);
+  throw new FileSystemError(
+    "io",
+    "EEXIST",
+    dst,
+    `copy ${src} -> ${dst}: file exists: ${dst} is ${what}, not a directory to merge into`,
+  );
+}
+
+/**
+ * Refuse to merge into a directory that is really inside the source. The
+ * destination was checked before the copy started and every merged
+ * directory is a real one, so this only catches a tree changed meanwhile.
+ */
+async function checkMergeTarget(src: string, dst: string, realSrc: string): Promise<void> {
+  let real: string;
+  try {
+    real = await fsp.realpath(dst);
+  } catch (err) {
+    throw osError("copy", dst, err);
+  }
+  if (isSameOrInside(real, realSrc)) {
+    throw refused(
+      "copy",
+      src,
+      "EINVAL",
+      `cannot copy a directory into itself: ${dst}, which resolves to ${real}, is inside ${realSrc}`,
+    );
   }
 }
 
-async function copyRegularFile(src: string, dst: string): Promise<void> {
+/**
+ * Copy one file's bytes and mode over `dst`, following a symlink there.
+ * In a tree copy (`realSrc` given) a `dst` that resolves into the source
+ * tree is refused: writing through it would change the source.
+ */
+async function copyRegularFile(src: string, dst: string, realSrc?: string): Promise<void> {
   try {
     const [from, to] = await Promise.all([fsp.stat(src), statOrUndefined(dst)]);
     if (to && to.dev === from.dev && to.ino === from.ino) {
       // Copying would truncate the source before reading it (a hard link,
       // or a destination symlink pointing back at the source).
       throw refused("copy", src, "EINVAL", `${dst} is the same file`);
+    }
+    if (to && realSrc !== undefined) {
+      // Only an existing destination can lead elsewhere; its directory is
+      // a real one outside the source, so only a symlink can lead back.
+      const real = await fsp.realpath(dst);
+      if (isSameOrInside(real, realSrc)) {
+        throw refused(
+          "copy",
+          src,
+          "EINVAL",
+          `cannot write into the source: ${dst} resolves to ${real}, inside ${realSrc}`,
+        );
+      }
     }
     await fsp.copyFile(src, dst);
   } catch (err) {

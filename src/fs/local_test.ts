@@ -165,6 +165,100 @@ Deno.test("copy of a read-only tree keeps modes and merges into an existing dire
   });
 });
 
+Deno.test("copy merges only into real directories, never through a symlink", async () => {
+  await withTempDir(async (dir) => {
+    const fs = new LocalFileSystem();
+    const src = `${dir}/src`;
+    await fsp.mkdir(`${src}/sub`, { recursive: true });
+    await fsp.writeFile(`${src}/a.txt`, "src a");
+    await fsp.writeFile(`${src}/sub/a.txt`, "src sub/a");
+    await fsp.mkdir(`${dir}/elsewhere`);
+    await fsp.writeFile(`${dir}/elsewhere/a.txt`, "elsewhere a");
+    const listing = async (): Promise<Record<string, string>> => {
+      const out: Record<string, string> = {};
+      for (const d of [src, `${src}/sub`, `${dir}/elsewhere`]) {
+        for (const name of (await fsp.readdir(d)).sort()) {
+          const st = await fsp.lstat(`${d}/${name}`);
+          out[`${d}/${name}`] = st.isFile() ? await fsp.readFile(`${d}/${name}`, "utf8") : "dir";
+        }
+      }
+      return out;
+    };
+    const before = await listing();
+
+    // dst/sub -> src: merging src/sub into it would write into the source
+    // (src/a.txt was overwritten with src/sub/a.txt).
+    await fsp.mkdir(`${dir}/dst`);
+    await fsp.symlink(src, `${dir}/dst/sub`);
+    const err = await rejectsWith(
+      fs.copy(src, `${dir}/dst`, { recursive: true }),
+      "io",
+      "EEXIST",
+      `${dir}/dst/sub`,
+    );
+    assert.match(err.message, /symlink/);
+    assert.equal(err.path, `${dir}/dst/sub`);
+    // A link to any other directory, or a file, in the way is refused too.
+    await fsp.rm(`${dir}/dst`, { recursive: true });
+    await fsp.mkdir(`${dir}/dst`);
+    await fsp.symlink(`${dir}/elsewhere`, `${dir}/dst/sub`);
+    await rejectsWith(fs.copy(src, `${dir}/dst`, { recursive: true }), "io", "EEXIST", "symlink");
+    await fsp.rm(`${dir}/dst/sub`);
+    await fsp.writeFile(`${dir}/dst/sub`, "a file");
+    await rejectsWith(fs.copy(src, `${dir}/dst`, { recursive: true }), "io", "EEXIST", "file");
+    assert.equal(await fsp.readFile(`${dir}/dst/sub`, "utf8"), "a file");
+    // The destination itself as a symlink to a directory, like `cp -rT`.
+    await fsp.symlink(`${dir}/elsewhere`, `${dir}/dst-link`);
+    await rejectsWith(
+      fs.copy(src, `${dir}/dst-link`, { recursive: true }),
+      "io",
+      "EEXIST",
+      `${dir}/dst-link`,
+    );
+    assert.deepEqual(await listing(), before);
+
+    // Named with a trailing slash, the link's directory is what is meant.
+    await fs.copy(`${src}/sub`, `${dir}/dst-link/`, { recursive: true });
+    assert.equal(await fsp.readFile(`${dir}/elsewhere/a.txt`, "utf8"), "src sub/a");
+    // ...but never when it leads back into the source.
+    await fsp.symlink(`${src}/sub`, `${dir}/src-link`);
+    await rejectsWith(
+      fs.copy(src, `${dir}/src-link/`, { recursive: true }),
+      "invalidInput",
+      "EINVAL",
+      "into itself",
+    );
+    assert.equal(await fsp.readFile(`${src}/a.txt`, "utf8"), "src a");
+    assert.equal(await fsp.readFile(`${src}/sub/a.txt`, "utf8"), "src sub/a");
+  });
+});
+
+Deno.test("a tree copy never writes through a destination file symlink into the source", async () => {
+  await withTempDir(async (dir) => {
+    const fs = new LocalFileSystem();
+    await fsp.mkdir(`${dir}/src`);
+    await fsp.writeFile(`${dir}/src/a.txt`, "A");
+    await fsp.writeFile(`${dir}/src/b.txt`, "B");
+    await fsp.mkdir(`${dir}/dst`);
+    // `cp -rT src dst` writes B into src/a.txt here.
+    await fsp.symlink(`${dir}/src/a.txt`, `${dir}/dst/b.txt`);
+    await rejectsWith(
+      fs.copy(`${dir}/src`, `${dir}/dst`, { recursive: true }),
+      "invalidInput",
+      "EINVAL",
+      `${dir}/dst/b.txt`,
+    );
+    assert.equal(await fsp.readFile(`${dir}/src/a.txt`, "utf8"), "A");
+    // A link to a file outside the source is written through, as before.
+    await fsp.writeFile(`${dir}/outside.txt`, "old");
+    await fsp.rm(`${dir}/dst/b.txt`);
+    await fsp.symlink(`${dir}/outside.txt`, `${dir}/dst/b.txt`);
+    await fs.copy(`${dir}/src`, `${dir}/dst`, { recursive: true });
+    assert.equal(await fsp.readFile(`${dir}/outside.txt`, "utf8"), "B");
+    assert.equal(await fsp.readlink(`${dir}/dst/b.txt`), `${dir}/outside.txt`);
+  });
+});
+
 Deno.test("copy of a symlink replaces an existing file but not a directory", async () => {
   await withTempDir(async (dir) => {
     const fs = new LocalFileSystem();
@@ -199,6 +293,44 @@ Deno.test("remove refuses the root directory", async () => {
   // recursive: false, so even a broken check could only rmdir("/"), which fails.
   await rejectsWith(fs.remove("/", { recursive: false }), "invalidInput", "EINVAL", "root");
   await rejectsWith(fs.remove("/tmp/..", { recursive: false }), "invalidInput", "EINVAL", "root");
+});
+
+Deno.test("remove of LINK/ refuses instead of touching the link's target", async () => {
+  await withTempDir(async (dir) => {
+    const fs = new LocalFileSystem();
+    await fsp.mkdir(`${dir}/precious/sub`, { recursive: true });
+    await fsp.writeFile(`${dir}/precious/data`, "keep me");
+    await fsp.writeFile(`${dir}/file`, "x");
+    await fsp.symlink("precious", `${dir}/link`);
+    await fsp.symlink("file", `${dir}/file-link`);
+    await fsp.symlink("nowhere", `${dir}/dangling`);
+    for (const name of ["link/", "link//", "file-link/", "dangling/", "file/"]) {
+      for (const options of [{}, { recursive: false, force: false }]) {
+        await rejectsWith(fs.remove(`${dir}/${name}`, options), "io", "ENOTDIR", `${dir}/${name}`);
+      }
+    }
+    const err = await rejectsWith(fs.remove(`${dir}/link/`), "io", "ENOTDIR", "symlink");
+    assert.match(err.message, /without the trailing slash/);
+    // "." and ".." as the last component name a directory through whatever
+    // came before, the link included; like rm, they are refused.
+    for (const name of ["link/.", "link/./", "link/sub/..", "precious/.", "precious/sub/.."]) {
+      await rejectsWith(fs.remove(`${dir}/${name}`), "invalidInput", "EINVAL", `${dir}/${name}`);
+    }
+    assert.deepEqual((await fsp.readdir(`${dir}/precious`)).sort(), ["data", "sub"]);
+    assert.equal(await fsp.readlink(`${dir}/link`), "precious");
+    assert.equal(await fsp.readlink(`${dir}/dangling`), "nowhere");
+    assert.equal(await fsp.readFile(`${dir}/file`, "utf8"), "x");
+    // Without the slash the link goes and the target stays; a real
+    // directory may have trailing slashes.
+    await fs.remove(`${dir}/link`);
+    await assert.rejects(fsp.lstat(`${dir}/link`), { code: "ENOENT" });
+    assert.deepEqual((await fsp.readdir(`${dir}/precious`)).sort(), ["data", "sub"]);
+    await fs.remove(`${dir}/precious/sub//`, { recursive: false, force: false });
+    await fs.remove(`${dir}/precious/`);
+    await assert.rejects(fsp.lstat(`${dir}/precious`), { code: "ENOENT" });
+    // A missing path with a slash is still a forced success.
+    await fs.remove(`${dir}/never-was/`);
+  });
 });
 
 Deno.test("readDirectory reports entry types, following symlinks", async () => {
