@@ -10,6 +10,11 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
+import { ExecServerClient, ServerError } from "../mod.ts";
+import {
+  WEBSOCKET_MAX_OUTPUT_BYTES,
+  WEBSOCKET_MAX_READ_FILE_BYTES,
+} from "../src/transport/serve_websocket.ts";
 import { b64, ENV, eventually, nodeServerCommand, serverCommand, unb64 } from "./harness.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -538,6 +543,84 @@ Deno.test("websocket: the same flow with the server running under Node", async (
     },
     node,
   );
+});
+
+Deno.test("websocket: fs/readFile is capped so every response fits in a 64 MiB message", async () => {
+  // Deno's WebSocket drops the connection on a message over 64 MiB; a
+  // 50 MiB file is 67 MiB of base64.
+  const MiB = 1024 * 1024;
+  const big = join(DIR, "big-50m.bin");
+  const fits = join(DIR, "fits-40m.bin");
+  writeFileSync(big, new Uint8Array(50 * MiB).fill(0x41));
+  writeFileSync(fits, new Uint8Array(40 * MiB).fill(0x42));
+  try {
+    // Under Deno and under Node: the cap is the server's, whatever its runtime.
+    for (const cmd of [undefined, nodeServerCommand()]) {
+      await withServer(
+        ["--listen", "ws://127.0.0.1:0", "--token-file", TOKEN_FILE, "--max-output-bytes", "100M"],
+        async (s) => {
+          const client = await ExecServerClient.connectWebSocket(s.url, { token: TOKEN });
+          try {
+            const p = await client.spawn({
+              argv: ["sh", "-c", "read line; echo got:$line"],
+              env: ENV,
+              pipeStdin: true,
+            });
+            const err = await client.fsReadFile(big).then(
+              () => assert.fail("a 50 MiB read should be refused"),
+              (e: unknown) => e,
+            );
+            assert.ok(err instanceof ServerError, `expected a ServerError, got ${err}`);
+            assert.equal(err.errno, "EFBIG", err.message);
+            assert.equal(err.code, -32600);
+            assert.match(err.message, new RegExp(`read limit of ${WEBSOCKET_MAX_READ_FILE_BYTES}`));
+            assert.equal(client.isClosed, false);
+            const data = await client.fsReadFile(fits);
+            assert.equal(data.byteLength, 40 * MiB);
+            assert.ok(data.every((b) => b === 0x42));
+            // The process lived through both.
+            await p.write("still here\n");
+            const result = await p.collect();
+            assert.equal(result.stdout, "got:still here\n");
+            assert.equal(result.exitCode, 0);
+
+            const limits = client.capabilities.limits as Record<string, number>;
+            assert.equal(limits.maxReadFileBytes, WEBSOCKET_MAX_READ_FILE_BYTES);
+            assert.equal(WEBSOCKET_MAX_READ_FILE_BYTES, 50_328_576);
+            // Base64 of the largest file, with room for the JSON around it.
+            assert.ok(Math.ceil(WEBSOCKET_MAX_READ_FILE_BYTES / 3) * 4 + 4096 <= 64 * MiB);
+            // --max-output-bytes above the cap is lowered too, with a warning.
+            assert.equal(limits.maxOutputBytes, WEBSOCKET_MAX_OUTPUT_BYTES);
+            assert.match(s.stderr, /--max-output-bytes 104857600 is lowered to 33554432/);
+          } finally {
+            await client.close();
+          }
+        },
+        cmd,
+      );
+    }
+    // A lower limit given by the user wins, and draws no warning.
+    await withServer(
+      ["--listen", "ws://127.0.0.1:0", "--token-file", TOKEN_FILE, "--max-read-file-bytes", "1000"],
+      async (s) => {
+        const client = await ExecServerClient.connectWebSocket(s.url, { token: TOKEN });
+        try {
+          const limits = client.capabilities.limits as Record<string, number>;
+          assert.equal(limits.maxReadFileBytes, 1000);
+          assert.equal(limits.maxOutputBytes, 1024 * 1024);
+          const err = await client.fsReadFile(fits).catch((e: unknown) => e);
+          assert.ok(err instanceof ServerError && err.errno === "EFBIG", String(err));
+          assert.match(err.message, /read limit of 1000 bytes/);
+          assert.doesNotMatch(s.stderr, /lowered/);
+        } finally {
+          await client.close();
+        }
+      },
+    );
+  } finally {
+    rmSync(big, { force: true });
+    rmSync(fits, { force: true });
+  }
 });
 
 globalThis.addEventListener("unload", () => rmSync(DIR, { recursive: true, force: true }));

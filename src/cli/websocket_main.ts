@@ -7,7 +7,12 @@
 import { ListenError } from "../runtime/websocket_server.ts";
 import type { Logger } from "../server/logger.ts";
 import type { ExecServer } from "../server/server.ts";
-import { serveWebSocket, type WebSocketServerHandle } from "../transport/serve_websocket.ts";
+import {
+  serveWebSocket,
+  WEBSOCKET_MAX_OUTPUT_BYTES,
+  WEBSOCKET_MAX_READ_FILE_BYTES,
+  type WebSocketServerHandle,
+} from "../transport/serve_websocket.ts";
 import {
   isLoopbackHost,
   readTokenFile,
@@ -72,6 +77,20 @@ export async function startWebSocketCli(
       `exec-server: WARNING: ws:// is not encrypted: the token and all traffic cross the ` +
         `network in clear text; prefer a loopback address behind an SSH tunnel or a TLS proxy`,
     );
+  }
+  // The caps are announced per session, but an operator who asked for more
+  // should not have to find that out from a client's error.
+  const capped: [string, number | undefined, number][] = [
+    ["--max-read-file-bytes", cli.maxReadFileBytes, WEBSOCKET_MAX_READ_FILE_BYTES],
+    ["--max-output-bytes", cli.maxOutputBytes, WEBSOCKET_MAX_OUTPUT_BYTES],
+  ];
+  for (const [flag, given, cap] of capped) {
+    if (given !== undefined && given > cap) {
+      logger.warn(
+        `${flag} ${given} is lowered to ${cap} for websocket sessions, ` +
+          `so that every response fits in a 64 MiB websocket message`,
+      );
+    }
   }
   if (handle.tokenGenerated) console.error(`${TOKEN_PREFIX}${handle.token}`);
   console.error(`${LISTENING_PREFIX}${handle.url}`);

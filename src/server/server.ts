@@ -45,9 +45,17 @@ export class ExecServer {
     return this.#sessions.size;
   }
 
-  /** Serve one connection until it ends; its processes die with it. */
-  async serve(conn: FrameConnection): Promise<void> {
-    const session = new Session(conn, this.options, this.#extraMethods?.());
+  /**
+   * Serve one connection until it ends; its processes die with it.
+   *
+   * @param conn the connection
+   * @param overrides options that differ for this connection only, such as
+   * the lower limits a transport with smaller messages needs; they are
+   * also what this session announces in `initialize`
+   */
+  async serve(conn: FrameConnection, overrides?: Partial<ServerOptions>): Promise<void> {
+    const options = overrides ? withOverrides(this.options, overrides) : this.options;
+    const session = new Session(conn, options, this.#extraMethods?.());
     this.#sessions.add(session);
     try {
       await session.run();
@@ -65,4 +73,10 @@ export class ExecServer {
       [...this.#sessions].map((s) => s.processes.terminateAll(graceMs)),
     );
   }
+}
+
+/** `base` with the defined fields of `overrides` (an undefined one keeps `base`'s value). */
+function withOverrides(base: ServerOptions, overrides: Partial<ServerOptions>): ServerOptions {
+  const defined = Object.entries(overrides).filter(([, value]) => value !== undefined);
+  return { ...base, ...Object.fromEntries(defined) };
 }

@@ -28,14 +28,43 @@ export const READY_PATH = "/readyz";
 /** The path websocket clients connect to. */
 export const WEBSOCKET_PATH = "/";
 
+/**
+ * The largest file `fs/readFile` returns in a websocket session, whatever
+ * the server allows on stdio: 50,328,576 bytes (48 MiB less 3 KiB). The
+ * base64 response must fit in one 64 MiB message, the fixed receive limit
+ * of Deno's `WebSocket` (and the default of other common clients), which
+ * otherwise drops the connection and every process on it; this is 3/4 of
+ * 64 MiB less 4 KiB left for the JSON around the data.
+ */
+export const WEBSOCKET_MAX_READ_FILE_BYTES: number = Math.floor(
+  (64 * 1024 * 1024 - 4096) * 3 / 4,
+);
+
+/**
+ * The most output a websocket session retains per process (32 MiB), when
+ * the server would retain more. A `process/read` without `maxBytes`
+ * returns all of it as base64 plus some JSON per chunk, which must fit in
+ * a 64 MiB message too; 32 MiB leaves room for chunks averaging down to
+ * about 75 bytes.
+ */
+export const WEBSOCKET_MAX_OUTPUT_BYTES: number = 32 * 1024 * 1024;
+
 /** Anything that serves connections, such as `ExecServer`. */
 export interface ConnectionServer {
-  /** Serve one connection until it ends. */
-  serve(conn: FrameConnection): Promise<void>;
+  /**
+   * Serve one connection until it ends, with `overrides` of the server's
+   * limits for this connection only.
+   */
+  serve(
+    conn: FrameConnection,
+    overrides?: { maxReadFileBytes?: number; maxOutputBytes?: number },
+  ): Promise<void>;
   /** Limits used as defaults for the websocket connections. */
   readonly options?: {
     readonly maxMessageBytes?: number;
     readonly outputHighWaterBytes?: number;
+    readonly maxReadFileBytes?: number;
+    readonly maxOutputBytes?: number;
   };
 }
 
@@ -110,6 +139,11 @@ const HARD_FRAME_CAP_BYTES = 64 * 1024 * 1024;
  * but a websocket upgrade of `/` → 404; an `Origin` not allowed → 403; a
  * missing or wrong token → 401; too many connections → 503.
  *
+ * Sessions get the server's limits, except that `fs/readFile` is capped at
+ * {@linkcode WEBSOCKET_MAX_READ_FILE_BYTES} and retained output at
+ * {@linkcode WEBSOCKET_MAX_OUTPUT_BYTES}, so that no response outgrows a
+ * 64 MiB websocket message; a lower server limit wins.
+ *
  * @example
  * ```ts
  * import { ExecServer, serveWebSocket } from "../../mod.ts";
@@ -158,6 +192,7 @@ export async function serveWebSocket(
   const maxMessageBytes = options.maxMessageBytes ?? server.options?.maxMessageBytes ??
     DEFAULT_MAX_MESSAGE_BYTES;
   const highWaterBytes = options.highWaterBytes ?? server.options?.outputHighWaterBytes;
+  const sessionLimits = websocketSessionLimits(server.options);
   const logger = options.logger;
 
   const open = new Set<{ conn: WebSocketConnection; done: Promise<void> }>();
@@ -216,7 +251,7 @@ export async function serveWebSocket(
         logger?.info(`websocket connection from ${from}`);
         const conn = new WebSocketConnection(socket, { maxMessageBytes, highWaterBytes });
         const entry = { conn, done: Promise.resolve() };
-        entry.done = server.serve(conn)
+        entry.done = server.serve(conn, sessionLimits)
           .catch((err) => logger?.warn(`websocket session from ${from} failed: ${err}`))
           .then(() => conn.close())
           .finally(() => {
@@ -259,6 +294,28 @@ export async function serveWebSocket(
       await Promise.all(entries.map((e) => e.done));
     },
   };
+}
+
+/**
+ * The server's limits lowered to what a 64 MiB websocket message can carry.
+ * A server that does not say its read limit gets the cap (the default
+ * limit is above it); its output limit is lowered only when known to be
+ * above the cap.
+ */
+function websocketSessionLimits(
+  options: ConnectionServer["options"],
+): { maxReadFileBytes: number; maxOutputBytes?: number } {
+  const limits: { maxReadFileBytes: number; maxOutputBytes?: number } = {
+    maxReadFileBytes: Math.min(
+      options?.maxReadFileBytes ?? WEBSOCKET_MAX_READ_FILE_BYTES,
+      WEBSOCKET_MAX_READ_FILE_BYTES,
+    ),
+  };
+  const output = options?.maxOutputBytes;
+  if (output !== undefined && output > WEBSOCKET_MAX_OUTPUT_BYTES) {
+    limits.maxOutputBytes = WEBSOCKET_MAX_OUTPUT_BYTES;
+  }
+  return limits;
 }
 
 /**
