@@ -13,8 +13,10 @@ export type LineEvent =
 
 /**
  * Splits bytes into `\n`-terminated UTF-8 lines. Blank lines are skipped.
- * A line longer than `maxBytes` is discarded as it arrives and reported
- * once, when its newline is seen (or at the end).
+ * A line longer than `maxBytes` (not counting the newline, nor the `\r` of
+ * a CRLF) is discarded as it arrives and reported once, when its newline
+ * is seen (or at the end). The `\r` of a CRLF stays in the line's text;
+ * JSON parsers skip it as whitespace.
  *
  * @example
  * ```ts
@@ -34,7 +36,10 @@ export class LineSplitter {
   #decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   #strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-  /** @param maxBytes the largest accepted line, without its newline */
+  /**
+   * @param maxBytes the largest accepted line, without its newline (`\n`,
+   * or `\r\n`: a `\r` just before the `\n` is not counted either)
+   */
   constructor(maxBytes: number) {
     this.#maxBytes = maxBytes;
   }
@@ -47,9 +52,11 @@ export class LineSplitter {
       const nl = chunk.indexOf(0x0a, start);
       const end = nl === -1 ? chunk.length : nl;
       const size = end - start;
+      // An empty piece leaves the line, and so its last byte, as it was.
+      const endsInCr = size === 0 || chunk[end - 1] === 0x0d;
       if (this.#discarding) {
         this.#partsBytes += size;
-      } else if (this.#partsBytes + size > this.#maxBytes) {
+      } else if (!this.#fits(this.#partsBytes + size, endsInCr)) {
         this.#discarding = true;
         this.#parts = [];
         this.#partsBytes += size;
@@ -70,6 +77,17 @@ export class LineSplitter {
       start = nl + 1;
     }
     return events;
+  }
+
+  /**
+   * Whether a line of `total` bytes so far is within the limit. The `\r` of
+   * a CRLF ending is not counted, so one byte more is allowed while the
+   * line ends in `\r` (`endsInCr`); the next byte then decides: `\n` ends
+   * the line, anything else puts it over. The `\r` and the `\n` may come
+   * in different chunks, so this is judged per piece, not per line.
+   */
+  #fits(total: number, endsInCr: boolean): boolean {
+    return total <= this.#maxBytes || (total === this.#maxBytes + 1 && endsInCr);
   }
 
   /** Flush a final line that had no newline. */

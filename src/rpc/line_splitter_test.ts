@@ -116,3 +116,41 @@ Deno.test("LineSplitter: a held tail does not change when the caller reuses its 
   buf.set(enc("XYZ"));
   assert.deepEqual(s.push(enc("\n")), [{ kind: "line", text: "abc" }]);
 });
+
+Deno.test("LineSplitter: a CRLF line of exactly the limit is accepted, however it is cut", () => {
+  const line = '{"id":1,"pad":"' + "x".repeat(4) + '"}';
+  const limit = enc(line).length;
+  const whole = enc(`${line}\r\n${line}\n`);
+  // Every cut into two chunks, including between the \r and the \n.
+  for (let cut = 0; cut <= whole.length; cut++) {
+    const s = new LineSplitter(limit);
+    const events = [...s.push(whole.subarray(0, cut)), ...s.push(whole.subarray(cut))];
+    assert.equal(events.length, 2, `cut at ${cut}: ${JSON.stringify(events)}`);
+    for (const e of events) {
+      assert.equal(e.kind, "line", `cut at ${cut}: ${JSON.stringify(e)}`);
+      if (e.kind === "line") assert.deepEqual(JSON.parse(e.text), { id: 1, pad: "xxxx" });
+    }
+  }
+  // Byte by byte too.
+  const s = new LineSplitter(limit);
+  const events = [...whole].flatMap((b) => s.push(new Uint8Array([b])));
+  assert.deepEqual(events.map((e) => e.kind), ["line", "line"]);
+});
+
+Deno.test("LineSplitter: only a \\r right before the \\n is free", () => {
+  const s = new LineSplitter(4);
+  // One byte over, whether the extra byte is a \r not ending the line or
+  // anything else.
+  assert.deepEqual(pushAll(s, "abcd\rx\n"), [{ kind: "tooLarge", bytes: 6, limit: 4 }]);
+  assert.deepEqual(pushAll(s, "abcd\r", "x\n"), [{ kind: "tooLarge", bytes: 6, limit: 4 }]);
+  assert.deepEqual(pushAll(s, "abcde\n"), [{ kind: "tooLarge", bytes: 5, limit: 4 }]);
+  assert.deepEqual(pushAll(s, "abcde\r\n"), [{ kind: "tooLarge", bytes: 6, limit: 4 }]);
+  assert.deepEqual(pushAll(s, "abcd\r\r\n"), [{ kind: "tooLarge", bytes: 6, limit: 4 }]);
+  // The limit's own line still fits, and so does a lone final \r at end().
+  assert.deepEqual(pushAll(s, "abc\r\n", "abcd\r\n"), [
+    { kind: "line", text: "abc\r" },
+    { kind: "line", text: "abcd\r" },
+  ]);
+  assert.deepEqual(pushAll(s, "abcd\r"), []);
+  assert.deepEqual(s.end(), [{ kind: "line", text: "abcd\r" }]);
+});
