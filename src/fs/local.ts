@@ -278,8 +278,10 @@ export class LocalFileSystem implements FileSystem {
     let handle: fsp.FileHandle;
     try {
       // O_NONBLOCK so that opening a fifo returns at once and is refused
-      // below instead of hanging until some writer appears.
-      handle = await fsp.open(p, constants.O_RDONLY | constants.O_NONBLOCK);
+      // below instead of hanging until some writer appears; O_NOCTTY so
+      // that opening a terminal (refused below too) can never make it the
+      // controlling terminal of a server that runs without one.
+      handle = await fsp.open(p, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
     } catch (err) {
       throw osError(op, p, err);
     }
