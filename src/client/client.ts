@@ -6,7 +6,12 @@
  * @module
  */
 import { decodeBase64, encodeBase64 } from "../protocol/base64.ts";
-import type { InitializeResult, StreamName, TerminalSize } from "../protocol/methods.ts";
+import type {
+  InitializeResult,
+  ProcessStartParams,
+  StreamName,
+  TerminalSize,
+} from "../protocol/methods.ts";
 import { Method } from "../protocol/methods.ts";
 import type { FrameConnection } from "../rpc/connection.ts";
 import { PeerClosedError, RemoteError, RpcPeer } from "../rpc/peer.ts";
@@ -187,26 +192,7 @@ export interface DecodedReadResult {
 }
 
 /** Params of {@linkcode ExecServerClient.processStart}: `process/start` as on the wire. */
-export interface ProcessStartOptions {
-  /** Client-chosen id, unique within the connection. */
-  processId: string;
-  /** Program and arguments. */
-  argv: string[];
-  /** Absolute working directory. */
-  cwd: string;
-  /** The child's entire environment. */
-  env: Record<string, string>;
-  /** Run on a pseudo-terminal. */
-  tty: boolean;
-  /** Overrides the `argv[0]` the child sees. */
-  arg0?: string | null;
-  /** Keep stdin of a pipe process open. */
-  pipeStdin?: boolean;
-  /** Initial PTY size. */
-  size?: TerminalSize;
-  /** `{mode: "none"}` or absent. */
-  sandbox?: { mode: string } | null;
-}
+export type ProcessStartOptions = ProcessStartParams;
 
 const encoder = new TextEncoder();
 
