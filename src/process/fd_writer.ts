@@ -17,6 +17,18 @@ interface Pending {
   reject(err: unknown): void;
 }
 
+/** Options of {@linkcode FdWriter}. */
+export interface FdWriterOptions {
+  /**
+   * The most bytes handed to one `write` call. Deno's `fs.write` writes
+   * everything or fails: on EAGAIN after a partial write it reports an
+   * error and loses the count, so a retry would write the written part
+   * again. Writing one byte at a time there keeps the count exact (the
+   * server only does it for a few marker bytes).
+   */
+  chunkBytes?: number;
+}
+
 /** Thrown for writes still queued when the writer is cancelled. */
 export class WriterCancelledError extends Error {
   /** @param reason why the writer stopped */
@@ -44,10 +56,16 @@ export class FdWriter {
   #attempt = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #cancelled: string | undefined;
+  #chunkBytes: number;
 
-  /** @param fd a descriptor opened (or set) with O_NONBLOCK */
-  constructor(fd: number) {
+  /**
+   * Write to one descriptor.
+   *
+   * @param fd a descriptor opened (or set) with O_NONBLOCK
+   */
+  constructor(fd: number, options: FdWriterOptions = {}) {
     this.#fd = fd;
+    this.#chunkBytes = options.chunkBytes ?? Infinity;
   }
 
   /** Bytes queued and not yet written. */
@@ -91,7 +109,7 @@ export class FdWriter {
       this.#fd,
       head.data,
       head.offset,
-      head.data.length - head.offset,
+      Math.min(head.data.length - head.offset, this.#chunkBytes),
       null,
       (err, written) => {
         this.#busy = false;

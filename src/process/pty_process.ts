@@ -267,7 +267,7 @@ class PtyProcess implements ProcessHandle {
     }
     const marker = Buffer.from(`\x1b[${randomBytes(12).toString("hex").toUpperCase()}Z`);
     this.#marker = marker;
-    this.#markerWriter = new FdWriter(fd);
+    this.#markerWriter = new FdWriter(fd, { chunkBytes: isDeno ? 1 : undefined });
     this.#markerWriter.write(marker).catch(() => {
       // Cancelled because the output completed anyway, or the write failed:
       // then output cannot be fenced, and EOF or the quiet timer ends it.
