@@ -77,8 +77,8 @@ Limits (sizes accept K, M, G suffixes: 1M = 1048576):
   --max-output-bytes N         output retained per process for process/read (default 1M)
   --exited-retention-ms N      how long an exited process stays readable (default 30000)
   --max-processes N            processes per connection, running or retained (default 256)
-  --max-message-bytes N        largest incoming message (default 256M)
-  --max-read-file-bytes N      largest file fs/readFile returns (default 256M)
+  --max-message-bytes N        largest incoming message (default 128M)
+  --max-read-file-bytes N      largest file fs/readFile returns (default 128M)
   --exit-drain-ms N            after a child exits, how long its output may stay
                                silent before a leftover grandchild's open pipe is
                                closed (default 250)

@@ -26,8 +26,8 @@ import {
   type RemoveOptions,
 } from "./types.ts";
 
-/** The default largest file `readFile` returns: 256 MiB. */
-export const DEFAULT_MAX_READ_FILE_BYTES: number = 256 * 1024 * 1024;
+/** The default largest file `readFile` returns: 128 MiB. */
+export const DEFAULT_MAX_READ_FILE_BYTES: number = 128 * 1024 * 1024;
 
 /** Options of {@linkcode LocalFileSystem}. */
 export interface LocalFileSystemOptions {

@@ -13,9 +13,9 @@ export interface ServerOptions {
   exitedRetentionMs: number;
   /** Processes (running or retained) per connection (default 256). */
   maxProcesses: number;
-  /** The largest accepted incoming message, in bytes (default 256 MiB). */
+  /** The largest accepted incoming message, in bytes (default 128 MiB). */
   maxMessageBytes: number;
-  /** The largest file `fs/readFile` returns, in bytes (default 256 MiB). */
+  /** The largest file `fs/readFile` returns, in bytes (default 128 MiB). */
   maxReadFileBytes: number;
   /** Silence after a child's exit that ends the wait for its output (default 250 ms). */
   exitDrainMs: number;
@@ -30,8 +30,11 @@ export const DEFAULT_SERVER_OPTIONS: Readonly<ServerOptions> = Object.freeze({
   maxOutputBytes: 1024 * 1024,
   exitedRetentionMs: 30_000,
   maxProcesses: 256,
-  maxMessageBytes: 256 * 1024 * 1024,
-  maxReadFileBytes: 256 * 1024 * 1024,
+  // V8 aborts the whole process (not a catchable error) when JSON text
+  // nears 2^28 characters: a ~201 MB file's base64 answer did. 128 MiB
+  // keeps every message well below that in both directions.
+  maxMessageBytes: 128 * 1024 * 1024,
+  maxReadFileBytes: 128 * 1024 * 1024,
   exitDrainMs: 250,
   outputHighWaterBytes: 8 * 1024 * 1024,
   logger: createLogger("warn"),

@@ -94,7 +94,7 @@ export interface ServeWebSocketOptions {
   allowOrigins?: readonly string[];
   /** Concurrent websocket connections; more get 503 (default 64). */
   maxConnections?: number;
-  /** The largest accepted frame (default: the server's `maxMessageBytes`, else 256 MiB). */
+  /** The largest accepted frame (default: the server's `maxMessageBytes`, else 128 MiB). */
   maxMessageBytes?: number;
   /** Buffered outgoing bytes at which a connection's processes pause (default: the server's `outputHighWaterBytes`, else 8 MiB). */
   highWaterBytes?: number;
@@ -128,7 +128,7 @@ export interface WebSocketServerHandle {
   close(): Promise<void>;
 }
 
-const DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
+const DEFAULT_MAX_MESSAGE_BYTES = 128 * 1024 * 1024;
 const HARD_FRAME_CAP_BYTES = 64 * 1024 * 1024;
 
 /**

@@ -41,7 +41,7 @@ export class StdioConnection implements FrameConnection {
     opts: StdioConnectionOptions = {},
   ) {
     this.#readable = readable;
-    this.#maxMessageBytes = opts.maxMessageBytes ?? 256 * 1024 * 1024;
+    this.#maxMessageBytes = opts.maxMessageBytes ?? 128 * 1024 * 1024;
     this.#writer = new FrameWriter(writable, {
       highWaterBytes: opts.highWaterBytes,
       reuseBuffer: opts.reuseWriteBuffer,

@@ -29,7 +29,7 @@ export interface WebSocketLike {
 
 /** Options of {@linkcode WebSocketConnection}. */
 export interface WebSocketConnectionOptions {
-  /** The largest accepted incoming frame, in bytes (default 256 MiB). */
+  /** The largest accepted incoming frame, in bytes (default 128 MiB). */
   maxMessageBytes?: number;
   /** Above this many buffered outgoing bytes, `send` returns false (default 8 MiB). */
   highWaterBytes?: number;
@@ -87,7 +87,7 @@ export class WebSocketConnection implements FrameConnection {
   /** Wrap `socket`, which may still be connecting. */
   constructor(socket: WebSocketLike, opts: WebSocketConnectionOptions = {}) {
     this.#socket = socket;
-    this.#maxMessageBytes = opts.maxMessageBytes ?? 256 * 1024 * 1024;
+    this.#maxMessageBytes = opts.maxMessageBytes ?? 128 * 1024 * 1024;
     this.#high = opts.highWaterBytes ?? 8 * 1024 * 1024;
     this.#low = opts.lowWaterBytes ?? Math.floor(this.#high / 4);
     this.#pollMs = opts.drainPollMs ?? 10;
