@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,8 +14,10 @@ import {
   ConnectionClosedError,
   ConnectTimeoutError,
   createConnectionPair,
+  Environment,
   ExecServerClient,
   type ExecServerClient as Client,
+  FileSystemError,
   type FrameConnection,
   InitializeTimeoutError,
   ProcessError,
@@ -605,3 +608,76 @@ async function findByMarker(marker: string): Promise<number | undefined> {
   }
   return undefined;
 }
+
+Deno.test("client: stdin larger than the server's message limit goes in pieces, in order", async () => {
+  const client = await ExecServerClient.spawnStdio(Deno.execPath(), [
+    "run",
+    "-A",
+    new URL("../cli.ts", import.meta.url).pathname,
+    "--max-message-bytes",
+    "64K",
+  ]);
+  try {
+    const input = new Uint8Array(1_000_000);
+    for (let i = 0; i < input.length; i++) input[i] = (i * 7) % 251;
+    const r = await client.run(["sha256sum"], { stdin: input });
+    const expected = createHash("sha256").update(input).digest("hex");
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.equal(r.stdout.split(" ")[0], expected);
+  } finally {
+    await client.close();
+  }
+});
+
+Deno.test("client: a file over the server's message limit is refused before sending, catchably", async () => {
+  const client = await ExecServerClient.spawnStdio(Deno.execPath(), [
+    "run",
+    "-A",
+    new URL("../cli.ts", import.meta.url).pathname,
+    "--max-message-bytes",
+    "64K",
+  ]);
+  try {
+    const dir = await Deno.makeTempDir();
+    const err = await client.fsWriteFile(`${dir}/big`, new Uint8Array(100_000)).then(
+      () => undefined,
+      (e) => e,
+    );
+    assert.ok(err instanceof ServerError, String(err));
+    assert.equal(err.code, -32600);
+    assert.equal(err.errno, "EFBIG");
+    // The connection is fine; a small file goes through.
+    await client.fsWriteFile(`${dir}/small`, new Uint8Array(1000));
+    assert.equal((await Deno.stat(`${dir}/small`)).size, 1000);
+    // Through the FileSystem interface it is a FileSystemError like any other.
+    await assert.rejects(
+      Environment.remote(client).fs.writeFile(`${dir}/big`, new Uint8Array(100_000)),
+      (e: unknown) => e instanceof FileSystemError && e.errno === "EFBIG",
+    );
+    await Deno.remove(dir, { recursive: true });
+  } finally {
+    await client.close();
+  }
+});
+
+Deno.test("client: an exited process's handle never acts on a later process with its id", async () => {
+  const client = await ExecServerClient.spawnStdio(Deno.execPath(), [
+    "run",
+    "-A",
+    new URL("../cli.ts", import.meta.url).pathname,
+    "--exited-retention-ms",
+    "50",
+  ]);
+  try {
+    const old = await client.spawn({ argv: ["true"], processId: "same" });
+    await old.wait();
+    await new Promise((r) => setTimeout(r, 200)); // retention expires
+    const fresh = await client.spawn({ argv: ["sleep", "30"], processId: "same" });
+    assert.equal(await old.terminate(), false);
+    await assert.rejects(old.write("x"), ProcessError);
+    assert.equal(await fresh.terminate(), true);
+    assert.equal((await fresh.wait()).signal, "SIGKILL");
+  } finally {
+    await client.close();
+  }
+});

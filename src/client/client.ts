@@ -6,6 +6,7 @@
  * @module
  */
 import { decodeBase64, encodeBase64 } from "../protocol/base64.ts";
+import { ErrorCode } from "../protocol/errors.ts";
 import type {
   InitializeResult,
   ProcessStartParams,
@@ -196,6 +197,15 @@ export type ProcessStartOptions = ProcessStartParams;
 
 const encoder = new TextEncoder();
 
+/**
+ * What the client accepts by default: more than the server's own 128 MiB
+ * limit, since a 128 MiB file comes back as ~171 MB of base64.
+ */
+const CLIENT_MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
+
+/** The largest stdin chunk sent in one `process/write`. */
+const WRITE_CHUNK_BYTES = 4 * 1024 * 1024;
+
 function toBytes(data: Uint8Array | string): Uint8Array {
   return typeof data === "string" ? encoder.encode(data) : data;
 }
@@ -226,7 +236,7 @@ export class ExecServerClient implements ExecProcess {
   #peer: RpcPeer;
   #target: string;
   #init: InitializeResult = { protocolVersion: "" };
-  #procs = new Map<string, { sink: ProcessSink; seq: number }>();
+  #procs = new Map<string, { sink: ProcessSink; seq: number; state: { exited: boolean } }>();
   #outputListeners = new Set<(event: OutputEvent) => void>();
   #exitedListeners = new Set<(event: ExitedEvent) => void>();
   #queues = new Set<AsyncQueue<ServerNotification>>();
@@ -291,7 +301,7 @@ export class ExecServerClient implements ExecProcess {
     opts: StdioClientOptions = {},
   ): Promise<ExecServerClient> {
     const conn = new StdioConnection(readable, writable, {
-      maxMessageBytes: opts.maxMessageBytes,
+      maxMessageBytes: opts.maxMessageBytes ?? CLIENT_MAX_MESSAGE_BYTES,
     });
     return ExecServerClient.connect(conn, opts, { target: "the stdio server" });
   }
@@ -325,13 +335,13 @@ export class ExecServerClient implements ExecProcess {
     try {
       socket = await createClientWebSocket(url, {
         headers,
-        maxPayloadBytes: opts.maxMessageBytes,
+        maxPayloadBytes: opts.maxMessageBytes ?? CLIENT_MAX_MESSAGE_BYTES,
       });
     } catch (err) {
       throw new ConnectError(url, describe(err), { cause: err });
     }
     const conn = new WebSocketConnection(socket, {
-      maxMessageBytes: opts.maxMessageBytes,
+      maxMessageBytes: opts.maxMessageBytes ?? CLIENT_MAX_MESSAGE_BYTES,
       closeTimeoutMs: opts.closeTimeoutMs,
     });
     const abort = new AbortController();
@@ -413,12 +423,16 @@ export class ExecServerClient implements ExecProcess {
    * ```
    * @throws {BootstrapError} when bootstrapping fails (wrong platform, no space, ...)
    */
-  static connectSsh(destination: string, opts: SshClientOptions = {}): Promise<ExecServerClient> {
+  // async: a bad destination or binary rejects the promise like every other failure.
+  static async connectSsh(
+    destination: string,
+    opts: SshClientOptions = {},
+  ): Promise<ExecServerClient> {
     if (opts.bootstrap === undefined) {
       const [command, args] = sshCommandLine(destination, opts);
-      return ExecServerClient.spawnStdio(command, args, opts);
+      return await ExecServerClient.spawnStdio(command, args, opts);
     }
-    return ExecServerClient.#connectBootstrapped(destination, opts, opts.bootstrap);
+    return await ExecServerClient.#connectBootstrapped(destination, opts, opts.bootstrap);
   }
 
   static async #connectBootstrapped(
@@ -517,9 +531,34 @@ export class ExecServerClient implements ExecProcess {
     };
   }
 
-  /** `process/write`: bytes (or UTF-8 text) to a process's stdin. */
+  /**
+   * `process/write`: bytes (or UTF-8 text) to a process's stdin. Large data
+   * goes as several requests of at most 4 MiB, in order: one huge message
+   * could exceed the server's message limit, whose refusal cannot name the
+   * request it belonged to.
+   */
   async processWrite(processId: string, data: Uint8Array | string): Promise<void> {
-    await this.request(Method.ProcessWrite, { processId, chunk: encodeBase64(toBytes(data)) });
+    const bytes = toBytes(data);
+    if (bytes.length === 0) {
+      await this.request(Method.ProcessWrite, { processId, chunk: "" });
+      return;
+    }
+    // Smaller pieces when the server announced a smaller message limit.
+    const limit = this.#announcedMessageLimit();
+    const step = limit === undefined
+      ? WRITE_CHUNK_BYTES
+      : Math.max(1, Math.min(WRITE_CHUNK_BYTES, Math.floor((limit - 1024) / 4) * 3));
+    for (let at = 0; at < bytes.length; at += step) {
+      const chunk = encodeBase64(bytes.subarray(at, at + step));
+      await this.request(Method.ProcessWrite, { processId, chunk });
+    }
+  }
+
+  /** The server's `capabilities.limits.maxMessageBytes`, when it announced one. */
+  #announcedMessageLimit(): number | undefined {
+    const limits = this.capabilities.limits as { maxMessageBytes?: unknown } | undefined;
+    const limit = limits?.maxMessageBytes;
+    return typeof limit === "number" && limit > 1024 ? limit : undefined;
   }
 
   /** `process/terminate`: resolves to whether the process was running. */
@@ -555,9 +594,27 @@ export class ExecServerClient implements ExecProcess {
     return decodeBase64(r.dataBase64);
   }
 
-  /** `fs/writeFile`: create or truncate. */
+  /**
+   * `fs/writeFile`: create or truncate.
+   *
+   * @throws {ServerError} with code -32600 and errno `EFBIG`, before
+   *   anything is sent, when the message would exceed the server's announced
+   *   `maxMessageBytes` (the server could not say which request it refused)
+   */
   async fsWriteFile(path: string, data: Uint8Array | string): Promise<void> {
-    await this.request(Method.FsWriteFile, { path, dataBase64: encodeBase64(toBytes(data)) });
+    const bytes = toBytes(data);
+    const limit = this.#announcedMessageLimit();
+    // base64 plus the JSON around it, with room for a long path.
+    const estimate = Math.ceil(bytes.length / 3) * 4 + path.length * 6 + 256;
+    if (limit !== undefined && estimate > limit) {
+      throw new ServerError(Method.FsWriteFile, {
+        code: ErrorCode.InvalidRequest,
+        message: `${path}: ${bytes.length} bytes make a ${estimate}-byte message, over the ` +
+          `server's limit of ${limit} bytes (--max-message-bytes); write it in parts or through a process`,
+        data: { errno: "EFBIG" },
+      });
+    }
+    await this.request(Method.FsWriteFile, { path, dataBase64: encodeBase64(bytes) });
   }
 
   /** `fs/createDirectory` (`recursive` defaults to true on the server). */
@@ -659,8 +716,9 @@ export class ExecServerClient implements ExecProcess {
       );
     }
     if (this.#endInfo) throw new ConnectionClosedError(this.#endInfo.reason);
-    const { handle, sink } = createProcessHandle(id, o.argv, o.tty, this.#processOps(id));
-    this.#procs.set(id, { sink, seq: 0 });
+    const state = { exited: false };
+    const { handle, sink } = createProcessHandle(id, o.argv, o.tty, this.#processOps(id, state));
+    this.#procs.set(id, { sink, seq: 0, state });
     const params: ProcessStartOptions = {
       processId: id,
       argv: o.argv,
@@ -688,8 +746,13 @@ export class ExecServerClient implements ExecProcess {
     return runProcess(this, command, options);
   }
 
-  #processOps(id: string) {
+  /**
+   * The operations of one handle. Once its process has exited they never
+   * reach the server: after retention the id may name a new process there.
+   */
+  #processOps(id: string, state: { readonly exited: boolean }) {
     const wrap = async <T>(operation: string, call: () => Promise<T>): Promise<T> => {
+      if (state.exited) throw new ProcessError(id, operation, "the process has exited");
       try {
         return await call();
       } catch (err) {
@@ -707,7 +770,9 @@ export class ExecServerClient implements ExecProcess {
         await wrap("signal", () => this.processSignal(id, signal));
       },
       terminate: (graceMs: number | undefined) =>
-        wrap("terminate", () => this.processTerminate(id, { graceMs })),
+        state.exited
+          ? Promise.resolve(false)
+          : wrap("terminate", () => this.processTerminate(id, { graceMs })),
     };
   }
 
@@ -811,6 +876,7 @@ export class ExecServerClient implements ExecProcess {
       }
       const proc = this.#procs.get(event.processId);
       if (proc) {
+        proc.state.exited = true;
         this.#procs.delete(event.processId);
         proc.sink.exited({
           exitCode: event.exitCode,
