@@ -87,12 +87,6 @@ export class LocalProcesses implements ExecProcess {
       env: this.#opts.defaultEnv ?? DEFAULT_ENV,
     });
     if (this.#closed) throw new SpawnError(o.argv, "the local environment is closed", undefined);
-    if (o.tty && o.arg0 !== null && o.arg0 !== o.argv[0]) {
-      // Same rule as the server: a terminal child is exec'd by name.
-      throw new TypeError(
-        `arg0 ${JSON.stringify(o.arg0)} cannot differ from argv[0] for a tty process`,
-      );
-    }
     const id = options.processId ?? this.#nextId();
     if (this.#live.has(id)) {
       throw new SpawnError(o.argv, `process id ${id} is already in use`, undefined);

@@ -92,11 +92,20 @@ export function resolveSpawnOptions(
     if (typeof arg !== "string") {
       throw new TypeError(`argv[${i}] must be a string, got ${JSON.stringify(arg)}`);
     }
+    // No exec can carry a NUL; refusing it here keeps local and remote alike.
+    if (arg.includes("\0")) throw new TypeError(`argv[${i}] must not contain NUL`);
   });
   if (argv[0] === "") throw new TypeError("argv[0] must not be empty");
   const cwd = opts.cwd ?? defaults.cwd;
-  if (typeof cwd !== "string" || !cwd.startsWith("/")) {
+  if (typeof cwd !== "string" || !cwd.startsWith("/") || cwd.includes("\0")) {
     throw new TypeError(`cwd must be an absolute path, got ${JSON.stringify(cwd)}`);
+  }
+  const arg0 = opts.arg0 ?? null;
+  if (opts.tty && arg0 !== null && arg0 !== argv[0]) {
+    // The server's rule: a terminal child is exec'd by name.
+    throw new TypeError(
+      `arg0 ${JSON.stringify(arg0)} cannot differ from argv[0] for a tty process`,
+    );
   }
   const env = { ...(opts.env ?? defaults.env) };
   for (const [key, value] of Object.entries(env)) {
@@ -116,7 +125,7 @@ export function resolveSpawnOptions(
     tty: opts.tty ?? false,
     pipeStdin: opts.pipeStdin ?? false,
     size,
-    arg0: opts.arg0 ?? null,
+    arg0,
   };
 }
 

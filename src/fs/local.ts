@@ -14,8 +14,8 @@ import { constants, type Dirent, type Stats } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { basename, dirname, isAbsolute, resolve } from "node:path";
 import { constants as osConstants } from "node:os";
-import { fileURLToPath } from "node:url";
 import { errnoOf as protocolErrnoOf } from "../protocol/errors.ts";
+import { absolutePath } from "../protocol/validate.ts";
 import {
   type CopyOptions,
   type CreateDirectoryOptions,
@@ -570,18 +570,18 @@ export class LocalFileSystem implements FileSystem {
 
 /** Convert a path or `file://` URI to a local absolute path. */
 function localPath(op: string, path: string): string {
-  let p = path;
-  if (path.startsWith("file:")) {
-    try {
-      p = fileURLToPath(path);
-    } catch (err) {
-      const detail = err instanceof Error ? err.message : String(err);
-      throw refused(op, path, "EINVAL", `not a usable file URI: ${detail}`);
-    }
+  if (path.startsWith("/") || !/^file:/i.test(path)) {
+    if (!path.startsWith("/")) throw refused(op, path, "EINVAL", "path must be absolute");
+    if (path.includes("\0")) throw refused(op, path, "EINVAL", "path must not contain NUL");
+    return path;
   }
-  if (!p.startsWith("/")) throw refused(op, path, "EINVAL", "path must be absolute");
-  if (p.includes("\0")) throw refused(op, path, "EINVAL", "path must not contain NUL");
-  return p;
+  // The server's own rules for file URIs, so local and remote agree.
+  try {
+    return absolutePath(path, "path");
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : String(err);
+    throw refused(op, path, "EINVAL", `not a usable file URI: ${detail}`);
+  }
 }
 
 /** `path` without trailing slashes, except that `/` stays `/`. */

@@ -192,6 +192,10 @@ export function absolutePath(value: string, field: string): string {
         `${field} file URI has a query or fragment (percent-encode ? and #): ${show(value)}`,
       );
     }
+    // An encoded '/' would name a different path than its segments say.
+    if (/%2f/i.test(url.pathname)) {
+      throw invalidParams(`${field} file URI encodes a '/' (%2F): ${show(value)}`);
+    }
     try {
       path = decodeURIComponent(url.pathname);
     } catch {

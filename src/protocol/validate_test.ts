@@ -139,3 +139,9 @@ Deno.test("requireAbsolutePath reads and checks a field", () => {
   invalid(() => requireAbsolutePath({ path: 5 }, "path"), /path must be a string, got 5/);
   invalid(() => requireAbsolutePath({ path: "x" }, "path"), /path must be an absolute path/);
 });
+
+Deno.test("absolutePath: a file URI with an encoded slash is refused", () => {
+  assert.throws(() => absolutePath("file:///etc%2Fpasswd", "path"), /encodes a '\/' \(%2F\)/);
+  assert.throws(() => absolutePath("file:///etc%2fpasswd", "path"), /%2F/);
+  assert.equal(absolutePath("file:///a%20b", "path"), "/a b");
+});
