@@ -15,12 +15,14 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import {
   chmod,
+  chown,
   copyFile,
   mkdir,
   mkdtemp,
   open,
   readdir,
   readFile,
+  rename,
   rm,
   stat,
   symlink,
@@ -332,6 +334,161 @@ Deno.test("bootstrap: the default cache is ~/.cache, or $XDG_CACHE_HOME, or $TMP
   }
 });
 
+Deno.test("bootstrap: a cache directory that is a symlink or not ours is refused, never run from", async () => {
+  const s = await scratch();
+  try {
+    // The server notes the path it runs from, so a run from a planted copy shows.
+    const ran = join(s.dir, "ran-from");
+    const binary = await standIn(
+      s.dir,
+      "server",
+      0,
+      `#!/bin/sh\necho "$0" >> ${ran}\nexec ${DIST_BINARY} "$@"\n`,
+    );
+    const sha = await sha256Of(binary);
+    const name = `${VERSION}-${sha.slice(0, 16)}`;
+    const uid = process.getuid!();
+    // Another user's files need root to make; without root the symlink cases still run.
+    const other = uid === 0 ? 65534 : undefined;
+    let n = 0;
+
+    /**
+     * An "attacker's" directory holding a valid copy of the binary, as a
+     * cache would: the old script took it as cached and executed it.
+     */
+    const planted = async (owner = other): Promise<string> => {
+      const dir = join(s.dir, `attacker-${++n}`);
+      await mkdir(join(dir, name), { recursive: true, mode: 0o755 });
+      await chmod(dir, 0o755);
+      await copyFile(binary, join(dir, name, "exec-server"));
+      await chmod(join(dir, name, "exec-server"), 0o755);
+      if (owner !== undefined) {
+        for (const p of [dir, join(dir, name), join(dir, name, "exec-server")]) {
+          await chown(p, owner, owner);
+        }
+      }
+      return dir;
+    };
+    /** A fresh shared temp dir (mode 1777, like /tmp), and the fallback root's path in it. */
+    const sharedTmp = async (): Promise<{ tmp: string; root: string }> => {
+      const tmp = join(s.dir, `tmp-${++n}`);
+      await mkdir(tmp);
+      await chmod(tmp, 0o1777);
+      return { tmp, root: join(tmp, `exec-server-${uid}`) };
+    };
+    const refused = async (env: Record<string, string>, path: string, what: string) => {
+      const err = await connectFails(await fakeSsh(s.dir, env), { localBinary: binary });
+      assert.equal(err.kind, "directory", `${what}: ${err.message}`);
+      assert.ok(err.message.includes(`${path}: `), `${what}: names ${path}: ${err.message}`);
+      assert.equal(
+        existsSync(ran),
+        false,
+        `${what}: nothing ran (${existsSync(ran) && await readFile(ran, "utf8")})`,
+      );
+    };
+    const noHome = { HOME: "/dev/null/home" };
+
+    if (other !== undefined) {
+      // The fallback root made in advance by another user (the reviewer's attack).
+      const { tmp, root } = await sharedTmp();
+      const attacker = await planted();
+      await rename(attacker, root);
+      await refused({ ...noHome, TMPDIR: tmp }, root, "root owned by another user");
+      assert.equal(
+        (await stat(root)).mode & 0o777,
+        0o755,
+        "another user's directory is not chmodded",
+      );
+      assert.equal((await stat(root)).uid, other);
+
+      // Our root, but another user's per-binary directory in it.
+      const { tmp: tmp2, root: root2 } = await sharedTmp();
+      await mkdir(root2, { mode: 0o700 });
+      await rename(join(await planted(), name), join(root2, name));
+      await refused(
+        { ...noHome, TMPDIR: tmp2 },
+        join(root2, name),
+        "per-binary dir of another user",
+      );
+    }
+
+    // The fallback root as a symlink to a directory with a planted copy.
+    const { tmp: tmp3, root: root3 } = await sharedTmp();
+    await symlink(await planted(), root3);
+    await refused({ ...noHome, TMPDIR: tmp3 }, root3, "root is a symlink");
+
+    // Even a symlink to a directory of our own: whoever made the link can re-point it.
+    const { tmp: tmp4, root: root4 } = await sharedTmp();
+    await symlink(await planted(undefined), root4);
+    await refused({ ...noHome, TMPDIR: tmp4 }, root4, "root is a symlink to our own dir");
+
+    // The per-binary directory as a symlink, in an explicit remoteDir.
+    const remoteDir = join(s.dir, "explicit");
+    await mkdir(remoteDir);
+    await symlink(join(await planted(), name), join(remoteDir, name));
+    const err = await connectFails(await fakeSsh(s.dir, { HOME: `${s.dir}/home` }), {
+      localBinary: binary,
+      remoteDir,
+    });
+    assert.equal(err.kind, "directory", err.message);
+    assert.ok(err.message.includes(`${join(remoteDir, name)}: `), err.message);
+    assert.equal(existsSync(ran), false, "nothing ran from the symlinked per-binary dir");
+
+    // A refused ~/.cache root is skipped for the next candidate, the private fallback.
+    const home = join(s.dir, "home-linked");
+    await mkdir(join(home, ".cache"), { recursive: true });
+    await symlink(await planted(), join(home, ".cache", "exec-server"));
+    const { tmp: tmp5, root: root5 } = await sharedTmp();
+    const { client, events } = await connect(await fakeSsh(s.dir, { HOME: home, TMPDIR: tmp5 }), {
+      localBinary: binary,
+    });
+    await client.close();
+    assert.deepEqual(readyEvent(events), { remotePath: cachePath(root5, sha), uploaded: true });
+    assert.equal((await readFile(ran, "utf8")).trim(), cachePath(root5, sha), "ran the upload");
+    assert.equal((await stat(root5)).mode & 0o777, 0o700);
+    assert.equal((await stat(join(root5, name))).mode & 0o777, 0o700);
+  } finally {
+    await s.dispose();
+  }
+});
+
+Deno.test("bootstrap: timeoutMs starts once the remote has received the whole upload", async () => {
+  const s = await scratch();
+  try {
+    // Small enough to sit whole in the pipe to "ssh": the client is done
+    // writing at once, while the remote is slow to take it, like the tail
+    // of an upload over a slow link.
+    const binary = await standIn(s.dir, "server", 20_000);
+    const size = (await stat(binary)).size;
+    const realHead = spawnSync("sh", ["-c", "command -v head"], { encoding: "utf8" }).stdout.trim();
+    const slow = join(s.dir, "slow-bin");
+    await mkdir(slow);
+    await writeFile(
+      join(slow, "head"),
+      `#!/bin/sh\n[ "$2" = ${size} ] && sleep 3\nexec ${realHead} "$@"\n`,
+      { mode: 0o755 },
+    );
+    const ssh = await fakeSsh(s.dir, { HOME: `${s.dir}/home`, PATH: `${slow}:/usr/bin:/bin` });
+    const started = Date.now();
+    const { client, events } = await connect(ssh, { localBinary: binary, timeoutMs: 1500 });
+    await client.close();
+    assert.ok(Date.now() - started >= 3000, "the remote took its time");
+    assert.equal(readyEvent(events).uploaded, true);
+
+    // What follows the upload is still timed: here, a hung checksum.
+    const hung = join(s.dir, "hung-bin");
+    await mkdir(hung);
+    // Short: the stand-in ssh (a sh with a trap set) exits only once it ends.
+    await writeFile(join(hung, "sha256sum"), "#!/bin/sh\nexec sleep 4\n", { mode: 0o755 });
+    const ssh2 = await fakeSsh(s.dir, { HOME: `${s.dir}/home2`, PATH: `${hung}:/usr/bin:/bin` });
+    const err = await connectFails(ssh2, { localBinary: binary, timeoutMs: 1000 });
+    assert.equal(err.kind, "timeout", err.message);
+    assert.match(err.message, /waited 1000 ms for the remote's check of the upload/);
+  } finally {
+    await s.dispose();
+  }
+});
+
 Deno.test("bootstrap: a wrong platform fails before anything is uploaded", async () => {
   const s = await scratch();
   try {
@@ -444,7 +601,7 @@ Deno.test("bootstrap: without a sha256 tool, the size is what is checked", async
     // A PATH with what the script needs, minus sha256sum, shasum and openssl.
     const bin = join(s.dir, "bin");
     await mkdir(bin);
-    for (const tool of ["sh", "head", "mkdir", "chmod", "rm", "wc", "mv", "id", "uname"]) {
+    for (const tool of ["sh", "head", "mkdir", "chmod", "rm", "wc", "mv", "id", "uname", "ls"]) {
       const where = spawnSync("sh", ["-c", `command -v ${tool}`], { encoding: "utf8" }).stdout;
       await symlink(where.trim(), join(bin, tool));
     }

@@ -3,9 +3,16 @@
  * on 127.0.0.1 that the test starts itself (see ssh_fixture.ts).
  */
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { writeFileSync } from "node:fs";
-import { ConnectionClosedError, Environment, ExecServerClient } from "../mod.ts";
+import {
+  ConnectionClosedError,
+  Environment,
+  ExecServerClient,
+  shellQuote,
+  sshCommandLine,
+} from "../mod.ts";
 import { eventually, isAlive } from "./harness.ts";
 import { DENO_BIN, REPO_ROOT, sshdMissingReason, startSshd } from "./ssh_fixture.ts";
 
@@ -31,6 +38,61 @@ async function pidsWith(marker: string): Promise<number[]> {
   }
   return pids;
 }
+
+Deno.test("ssh: shellQuote keeps every word literal under dash, bash and zsh", () => {
+  const words = [
+    "plain",
+    "--log-level",
+    "a/b.c:d,e@f%g+h-i",
+    "k=v",
+    // zsh expands a word starting with "=" to a command's path (=ls -> /usr/bin/ls).
+    "=ls",
+    "=",
+    "~",
+    "~root",
+    "a^b",
+    "x#y",
+    "#c",
+    "it's",
+    "two words",
+    "$HOME",
+    "*",
+    "",
+  ];
+  assert.equal(shellQuote("plain"), "plain");
+  assert.equal(shellQuote("k=v"), "k=v");
+  assert.equal(shellQuote("=ls"), "'=ls'");
+  assert.equal(shellQuote("~"), "'~'");
+  assert.equal(shellQuote(""), "''");
+  const line = ["printf '[%s]\\n'", ...words.map(shellQuote)].join(" ");
+  const expected = words.map((w) => `[${w}]\n`).join("");
+  for (const shell of ["dash", "bash", "zsh"]) {
+    const r = spawnSync(shell, ["-c", line], { encoding: "utf8" });
+    if (r.error) continue; // that shell is not installed
+    assert.equal(r.stdout, expected, `${shell}: ${line}\n${r.stderr}`);
+  }
+});
+
+Deno.test("ssh: connectSsh rejects bad arguments instead of throwing", async () => {
+  for (
+    const [destination, binary, message] of [
+      ["-oProxyCommand=x", undefined, /invalid ssh destination "-oProxyCommand=x"/],
+      ["", undefined, /invalid ssh destination ""/],
+      ["host", "  ", /binary must not be empty/],
+    ] as const
+  ) {
+    let connecting: Promise<ExecServerClient> | undefined;
+    assert.doesNotThrow(() => {
+      connecting = ExecServerClient.connectSsh(destination, { binary, sshCommand: "false" });
+    }, `connectSsh(${JSON.stringify(destination)}) must return a promise`);
+    await assert.rejects(connecting!, (err: Error) => {
+      assert.ok(err instanceof TypeError, String(err));
+      assert.match(err.message, message);
+      return true;
+    });
+  }
+  assert.throws(() => sshCommandLine("-x"), TypeError, "the helper itself stays synchronous");
+});
 
 Deno.test({
   name: "ssh: connectSsh runs the server remotely, and closing ends it",

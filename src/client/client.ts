@@ -423,12 +423,12 @@ export class ExecServerClient implements ExecProcess {
    * ```
    * @throws {BootstrapError} when bootstrapping fails (wrong platform, no space, ...)
    */
-  // async: a bad destination or binary rejects the promise like every other failure.
   static async connectSsh(
     destination: string,
     opts: SshClientOptions = {},
   ): Promise<ExecServerClient> {
     if (opts.bootstrap === undefined) {
+      // Inside an async method, so a bad destination or binary rejects like any other failure.
       const [command, args] = sshCommandLine(destination, opts);
       return await ExecServerClient.spawnStdio(command, args, opts);
     }

@@ -21,9 +21,14 @@ export interface SshCommandOptions {
   sshCommand?: string;
 }
 
-/** Quote one word for a POSIX shell. */
+/**
+ * Quote one word for a POSIX shell (and for bash and zsh, whatever the
+ * remote login shell is). A word is left bare only when it is made of
+ * characters no shell treats specially; `=` may not lead it, since zsh
+ * expands `=ls` to the path of `ls`.
+ */
 export function shellQuote(word: string): string {
-  if (/^[\w@%+=:,./-]+$/.test(word)) return word;
+  if (/^[\w@%+:,./-][\w@%+=:,./-]*$/.test(word)) return word;
   return `'${word.replaceAll("'", `'\\''`)}'`;
 }
 

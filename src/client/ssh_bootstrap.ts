@@ -9,10 +9,10 @@
  * only ever parses that line, whatever shell it is). The script checks the
  * platform, picks a cache directory and either `exec`s the cached binary
  * or asks for it, reads exactly `size` bytes from stdin into a temp file,
- * verifies, `chmod 700`s and renames it into place, then `exec`s it. Either
- * way ssh's stdio becomes the server's stdio. The script speaks to the
- * client in lines on stdout that start with a per-connection marker; the
- * client starts JSON-RPC only after the `ready` line.
+ * says it has them, verifies, `chmod 700`s and renames it into place, then
+ * `exec`s it. Either way ssh's stdio becomes the server's stdio. The script
+ * speaks to the client in lines on stdout that start with a per-connection
+ * marker; the client starts JSON-RPC only after the `ready` line.
  *
  * @module
  */
@@ -139,7 +139,10 @@ export interface SshBootstrapOptions {
    * header; a `#!` script runs anywhere). `"any"` skips the check.
    */
   platform?: BinaryPlatform | "any";
-  /** How long to wait for each answer of the remote (not the upload itself), in ms (default 30000). */
+  /**
+   * How long to wait for each answer of the remote, in ms (default 30000).
+   * The upload is not timed: it lasts until the remote has read every byte.
+   */
   timeoutMs?: number;
   /** Told when an upload starts, as it progresses, and when the server is about to start. */
   onProgress?: (event: BootstrapEvent) => void;
@@ -302,7 +305,8 @@ function remoteDirWord(dir: string): string {
  * The POSIX `sh` script the remote runs (sent on stdin; see the module
  * doc). Its lines for the client, after the marker:
  * `ready cached|uploaded PATH`, `upload PATH` (then it reads exactly
- * `size` bytes) and `error KIND DETAIL` (then it exits).
+ * `size` bytes), `received` (once it has them) and `error KIND DETAIL`
+ * (then it exits).
  *
  * @throws {TypeError} for a `remoteDir` that is neither absolute nor under `~/`
  */
@@ -323,9 +327,9 @@ export function bootstrapScript(p: BootstrapScriptParams): string {
     ? [
       // XDG says a relative XDG_CACHE_HOME is invalid and to be ignored.
       "case ${XDG_CACHE_HOME:-} in /*) c=$XDG_CACHE_HOME/exec-server ;; *) c=${HOME:+$HOME/.cache/exec-server} ;; esac",
-      "t=${TMPDIR:-/tmp}; t=${t%/}/exec-server-$(id -u)",
-      // The /tmp fallback is shared with other users: its root must be ours
-      // and private, or someone could swap the binary between check and exec.
+      "t=${TMPDIR:-/tmp}; t=${t%/}/exec-server-$uid",
+      // The /tmp fallback is shared with other users, who may have made
+      // its root (or a symlink by that name) first: see private().
       'pick "$c" private || pick "$t" private || { say error directory "${tried#; }"; exit 91; }',
     ]
     : [
@@ -353,10 +357,35 @@ export function bootstrapScript(p: BootstrapScriptParams): string {
     '  else n=$(wc -c < "$1") && [ $n -eq "$size" ]; fi',
     "}",
     "tried=",
+    "uid=$(id -u)",
+    // `ls -ld` reads one lstat, so the type (d, not l for a symlink), mode
+    // and owner it shows belong to the same file; `[ -O ]` would follow a
+    // symlink, and a second test could see a swapped entry.
+    "ours() {",
+    '  ls -ldn -- "$1" 2>/dev/null | {',
+    '    read -r mode links owner rest && [ "$owner" = "$uid" ] &&',
+    "    case $mode in $2) ;; *) false ;; esac",
+    "  }",
+    "}",
+    // A cache directory must be a real directory of ours that no one else
+    // can write to: anyone who can rename entries in it (or re-point a
+    // symlink) can swap the binary between its check and its exec. Another
+    // user's directory is refused even though root could chmod it. Once it
+    // is ours, a sticky /tmp keeps others from replacing it.
+    "private() {",
+    '  mkdir -p -m 700 "$1" 2>/dev/null',
+    '  if [ -L "$1" ]; then why="is a symlink"',
+    '  elif [ ! -d "$1" ]; then why="cannot be created"',
+    '  elif ! ours "$1" \'d*\'; then why="belongs to another user"',
+    // chmod's own failure (a read-only filesystem) is not the question:
+    // only whether others can write there afterwards.
+    '  elif chmod 700 "$1" 2>/dev/null; ! ours "$1" \'d????-??-*\'; then',
+    '    why="stays writable by others after chmod 700"',
+    "  else return 0; fi",
+    '  tried="$tried; $1: $why"; return 1',
+    "}",
     "usable() {",
-    '  if ! mkdir -p "$1" 2>/dev/null || ! chmod 700 "$1" 2>/dev/null; then',
-    '    tried="$tried; $1: cannot be created, or is not ours"; return 1',
-    "  fi",
+    '  private "$1" || return 1',
     '  if [ ! -w "$1" ]; then tried="$tried; $1: not writable"; return 1; fi',
     "  p=$1/.probe.$tag",
     '  if ! : 2>/dev/null > "$p"; then tried="$tried; $1: cannot create files (disk full?)"; return 1; fi',
@@ -366,9 +395,8 @@ export function bootstrapScript(p: BootstrapScriptParams): string {
     "}",
     "pick() {",
     '  [ -n "$1" ] || return 1',
-    '  if [ "$2" = private ] && { ! mkdir -p "$1" 2>/dev/null || ! chmod 700 "$1" 2>/dev/null; }; then',
-    '    tried="$tried; $1: cannot be created, or is not ours"; return 1',
-    "  fi",
+    // An explicit remoteDir is taken as given; its per-binary directory is checked.
+    '  if [ "$2" = private ]; then private "$1" || return 1; else mkdir -p "$1" 2>/dev/null; fi',
     '  usable "$1/$name" && d=$1/$name',
     "}",
     ...chooseDir,
@@ -378,6 +406,9 @@ export function bootstrapScript(p: BootstrapScriptParams): string {
     `trap 'rm -f "$tmp"; exit 1' HUP INT TERM`,
     'say upload "$bin"',
     'if ! head -c "$size" > "$tmp"; then rm -f "$tmp"; say error write "$tmp"; exit 92; fi',
+    // The client times what follows from here: until now it could not tell
+    // a slow link from a stuck remote.
+    "say received",
     'if ! valid "$tmp"; then n=$(wc -c < "$tmp"); rm -f "$tmp"; say error verify $n; exit 93; fi',
     // rename(2) within one directory is atomic: a concurrent connection sees
     // the old file or the whole new one, never a partial upload.
@@ -580,17 +611,30 @@ class BootstrapSession {
       sent.then((writeError) => ({ writeError })),
       early.then((line) => ({ line }), (err: unknown) => ({ line: err as Error })),
     ]).finally(() => stop = true);
+    let received: Answer;
     if ("line" in first) {
-      // The remote answered before taking every byte: an error, or nonsense.
-      return this.#check(first.line, explainEnd, "the upload was complete");
-    }
-    if (first.writeError !== undefined) {
+      // The remote's answer decides now, whatever becomes of the last write.
+      sent.catch(() => {});
+      // The remote answered before the last write returned: `received`, when
+      // the pipe took the tail but told us late; else an error, or nonsense.
+      received = await this.#check(first.line, explainEnd, "the upload was complete");
+    } else if (first.writeError !== undefined) {
       // The remote went away; its last words, if any, say why.
       const line = await within(early.catch(() => null), 2000);
-      if (line) return this.#check(line, explainEnd, "the upload was complete");
-      throw await this.#ended(explainEnd, "the upload was complete", first.writeError);
+      if (!line) throw await this.#ended(explainEnd, "the upload was complete", first.writeError);
+      received = await this.#check(line, explainEnd, "the upload was complete");
+    } else {
+      // Every byte is in ssh's hands, but on a slow link much of it may
+      // still be on the way: no timer until the remote says it has it all.
+      // ssh ending (a dead connection) still ends the wait.
+      received = await this.#check(
+        await early.catch((err: Error) => err),
+        explainEnd,
+        "the upload was complete",
+      );
     }
-    return this.#answer(lines, explainEnd, "the remote's check of the upload", early);
+    if (received.words[0] !== "received") throw this.#unexpected(received);
+    return this.#answer(lines, explainEnd, "the remote's check of the upload");
   }
 
   /** Send the binary; resolves to the write error when the remote stops reading, else undefined. */
@@ -633,9 +677,8 @@ class BootstrapSession {
     lines: MarkedLines,
     explainEnd: () => Promise<string | undefined>,
     what: string,
-    pending: Promise<Answer | null> = lines.next(),
   ): Promise<Answer> {
-    const line = await within(pending.catch((err: Error) => err), this.#timeoutMs);
+    const line = await within(lines.next().catch((err: Error) => err), this.#timeoutMs);
     if (line === undefined) {
       throw new BootstrapError(
         this.#host,
