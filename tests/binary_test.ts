@@ -20,10 +20,10 @@ const BINARY = join(ROOT, "dist/exec-server");
 const PATH = "/usr/bin:/bin";
 const CHILD_ENV = { PATH };
 
-function execFileText(
+function execFileOnce(
   cmd: string,
   args: string[],
-  opts: { cwd?: string; env?: Record<string, string> } = {},
+  opts: { cwd?: string; env?: Record<string, string> },
 ): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     execFile(cmd, args, { ...opts, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
@@ -31,6 +31,27 @@ function execFileText(
       else resolve({ stdout, stderr });
     });
   });
+}
+
+/**
+ * Run a command; ETXTBSY is retried. A freshly copied executable is "busy"
+ * while any process forked during the copy (another test's spawn, in this
+ * process's other threads) still holds the copy's write descriptor between
+ * its fork and exec: a window of milliseconds.
+ */
+async function execFileText(
+  cmd: string,
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<{ stdout: string; stderr: string }> {
+  for (let attempt = 0;; attempt++) {
+    try {
+      return await execFileOnce(cmd, args, opts);
+    } catch (err) {
+      if (attempt >= 40 || !/Text file busy|ETXTBSY/.test(String(err))) throw err;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
 }
 
 let building: Promise<void> | undefined;
@@ -62,6 +83,9 @@ async function sandbox(): Promise<Sandbox> {
   await copyFile(BINARY, bin);
   await chmod(bin, 0o755);
   assert.deepEqual(await readdir(binDir), ["exec-server"]);
+  // Once it has run, it is no longer busy (see execFileText), so servers
+  // the tests start from it never meet ETXTBSY.
+  await execFileText(bin, ["--version"], { env: { PATH } });
   const home = join(dir, "home");
   await mkdir(home);
   return { dir, bin, home };
