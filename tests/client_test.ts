@@ -610,13 +610,7 @@ async function findByMarker(marker: string): Promise<number | undefined> {
 }
 
 Deno.test("client: stdin larger than the server's message limit goes in pieces, in order", async () => {
-  const client = await ExecServerClient.spawnStdio(Deno.execPath(), [
-    "run",
-    "-A",
-    new URL("../cli.ts", import.meta.url).pathname,
-    "--max-message-bytes",
-    "64K",
-  ]);
+  const client = await spawnServer(["--max-message-bytes", "64K"]);
   try {
     const input = new Uint8Array(1_000_000);
     for (let i = 0; i < input.length; i++) input[i] = (i * 7) % 251;
@@ -630,13 +624,7 @@ Deno.test("client: stdin larger than the server's message limit goes in pieces, 
 });
 
 Deno.test("client: a file over the server's message limit is refused before sending, catchably", async () => {
-  const client = await ExecServerClient.spawnStdio(Deno.execPath(), [
-    "run",
-    "-A",
-    new URL("../cli.ts", import.meta.url).pathname,
-    "--max-message-bytes",
-    "64K",
-  ]);
+  const client = await spawnServer(["--max-message-bytes", "64K"]);
   try {
     const dir = await Deno.makeTempDir();
     const err = await client.fsWriteFile(`${dir}/big`, new Uint8Array(100_000)).then(
@@ -661,13 +649,7 @@ Deno.test("client: a file over the server's message limit is refused before send
 });
 
 Deno.test("client: an exited process's handle never acts on a later process with its id", async () => {
-  const client = await ExecServerClient.spawnStdio(Deno.execPath(), [
-    "run",
-    "-A",
-    new URL("../cli.ts", import.meta.url).pathname,
-    "--exited-retention-ms",
-    "50",
-  ]);
+  const client = await spawnServer(["--exited-retention-ms", "50"]);
   try {
     const old = await client.spawn({ argv: ["true"], processId: "same" });
     await old.wait();
