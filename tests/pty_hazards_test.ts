@@ -76,6 +76,15 @@ for (const [name, command] of runtimes) {
   });
 }
 
+/** SIGKILL a process group, if it still exists. */
+function killGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, "SIGKILL");
+  } catch {
+    // Gone.
+  }
+}
+
 /** Whether this test may steer pid allocation (root, a writable ns_last_pid). */
 function canSteerPids(): boolean {
   try {
@@ -99,7 +108,8 @@ for (const [name, command] of runtimes) {
       // Another user's process gets the retained pid, and has a child.
       let other: ReturnType<typeof spawn> | undefined;
       for (let attempt = 0; attempt < 5 && other?.pid !== pid; attempt++) {
-        other?.kill("SIGKILL");
+        // A missed attempt's whole group goes, its background sleep too.
+        if (other?.pid) killGroup(other.pid);
         writeFileSync("/proc/sys/kernel/ns_last_pid", String(pid - 1));
         other = spawn("sh", ["-c", "sleep 1000 & echo $!; wait"], {
           stdio: ["ignore", "pipe", "ignore"],
@@ -117,11 +127,7 @@ for (const [name, command] of runtimes) {
         assert.equal(await isAlive(child), true, "an unrelated process's child was killed");
         assert.equal(await isAlive(pid), true, "an unrelated process was killed");
       } finally {
-        try {
-          process.kill(-pid, "SIGKILL");
-        } catch {
-          // Gone.
-        }
+        killGroup(pid);
       }
     },
   });
