@@ -12,23 +12,15 @@ import process from "node:process";
  * Returns an empty list where `/proc` is not available.
  */
 export async function descendantsOf(pid: number): Promise<number[]> {
-  let names: string[];
-  try {
-    names = await readdir("/proc");
-  } catch {
-    return [];
-  }
+  const stats = await procStats();
+  if (!stats) return [];
   const children = new Map<number, number[]>();
-  await Promise.all(names.map(async (name) => {
-    const child = Number(name);
-    if (!Number.isInteger(child)) return;
-    const fields = await statFields(child);
-    if (!fields) return;
+  for (const [child, fields] of stats) {
     const ppid = Number(fields[1]);
     const list = children.get(ppid);
     if (list) list.push(child);
     else children.set(ppid, [child]);
-  }));
+  }
   const out: number[] = [];
   const queue = [pid];
   while (queue.length > 0) {
@@ -92,19 +84,12 @@ export async function leftoversOf(pgid: number): Promise<GroupLeftovers | undefi
   } catch {
     return undefined;
   }
-  let names: string[];
-  try {
-    names = await readdir("/proc");
-  } catch {
-    return undefined;
-  }
+  const stats = await procStats();
+  if (!stats) return undefined;
   const members: { pid: number; start: string }[] = [];
-  await Promise.all(names.map(async (name) => {
-    const pid = Number(name);
-    if (!Number.isInteger(pid)) return;
-    const fields = await statFields(pid);
-    if (fields && Number(fields[2]) === pgid) members.push({ pid, start: fields[19] });
-  }));
+  for (const [pid, fields] of stats) {
+    if (Number(fields[2]) === pgid) members.push({ pid, start: fields[19] });
+  }
   return members.length > 0 ? { pgid, members } : undefined;
 }
 
@@ -126,6 +111,27 @@ export async function signalLeftovers(
       return;
     }
   }
+}
+
+/**
+ * The `/proc/PID/stat` fields of every process, read concurrently, or
+ * undefined where `/proc` cannot be listed (not Linux).
+ */
+async function procStats(): Promise<Map<number, string[]> | undefined> {
+  let names: string[];
+  try {
+    names = await readdir("/proc");
+  } catch {
+    return undefined;
+  }
+  const stats = new Map<number, string[]>();
+  await Promise.all(names.map(async (name) => {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) return;
+    const fields = await statFields(pid);
+    if (fields) stats.set(pid, fields);
+  }));
+  return stats;
 }
 
 /** The fields of `/proc/PID/stat` after the command name (state first). */

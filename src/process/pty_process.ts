@@ -110,6 +110,8 @@ class PtyProcess implements ProcessHandle {
   #lineOpen = false;
   #drain: ExitDrain;
   #exitSeen = false;
+  /** Whether the master's output reached its end (marker, EOF or EIO). */
+  #ended = false;
   /**
    * Once the child has been reaped its pid may go to another process; from
    * then on only what was left of its group at that moment is signalled.
@@ -255,8 +257,6 @@ class PtyProcess implements ProcessHandle {
     this.#ended = true;
     this.#drain.streamEnded();
   }
-
-  #ended = false;
 
   #writeMarker(): void {
     const fd = this.#slaveFd;

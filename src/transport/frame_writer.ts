@@ -105,12 +105,17 @@ export class FrameWriter {
     let at = 0;
     for (const frame of batch) {
       const { read, written } = this.#encoder.encodeInto(frame, this.#scratch.subarray(at));
-      if (read !== frame.length) return this.#encoder.encode(batch.join("\n") + "\n");
+      if (read !== frame.length) return this.#encodeJoined(batch);
       at += written;
-      if (at >= this.#scratch.length) return this.#encoder.encode(batch.join("\n") + "\n");
+      if (at >= this.#scratch.length) return this.#encodeJoined(batch);
       this.#scratch[at++] = 0x0a;
     }
     return this.#scratch.subarray(0, at);
+  }
+
+  /** The slow path, for frames whose UTF-8 outgrew the estimate. */
+  #encodeJoined(batch: string[]): Uint8Array {
+    return this.#encoder.encode(batch.join("\n") + "\n");
   }
 
   async #pump(): Promise<void> {
