@@ -8,20 +8,25 @@
  * holds the slave side open (the master never sees EIO), and once the child
  * has exited it writes a random end marker into the slave. The terminal
  * delivers bytes in order, so when the marker comes out of the master,
- * everything the child wrote has been read. The marker uses only digits and
- * upper-case letters, which no output post-processing (ONLCR, OLCUC)
- * changes.
+ * everything the child wrote has been read (see output_fence.ts).
+ *
+ * Once the marker is in the terminal, nothing but its arrival ends the
+ * output. An earlier version also ended it after a quiet period, and under
+ * load that timer won: with eight or more terminals exiting at once, Deno
+ * ran the timer before it polled terminals that had output waiting, and
+ * whole outputs were dropped. Silence now only ends the wait when the
+ * marker cannot be written (a terminal whose output was stopped with ^S).
  *
  * @module
  */
-import { Buffer } from "node:buffer";
-import { randomBytes } from "node:crypto";
+import type { Buffer } from "node:buffer";
 import { close, constants as fsConstants, openSync, readFileSync } from "node:fs";
 import { ReadStream } from "node:tty";
 import type { TerminalSize } from "../protocol/methods.ts";
 import { ExitDrain } from "./exit_drain.ts";
 import { isDeno } from "../runtime/runtime.ts";
 import { FdWriter } from "./fd_writer.ts";
+import { OutputFence } from "./output_fence.ts";
 import {
   type GroupLeftovers,
   leftoversOf,
@@ -39,6 +44,8 @@ import {
   StdinClosedError,
 } from "./types.ts";
 
+/** Delays between attempts at a marker the terminal did not take; the last repeats. */
+const RETRY_MS = [1, 2, 5, 10, 20, 50];
 /** The character a terminal turns into end-of-file (Ctrl-D). */
 const VEOF = 0x04;
 /**
@@ -118,12 +125,11 @@ class PtyProcess implements ProcessHandle {
    */
   #leftovers: Promise<GroupLeftovers | undefined> | undefined;
   #onOutput: SpawnRequest["onOutput"];
-  /** Set once the end marker was written; output is then scanned for it. */
-  #marker: Buffer | undefined;
-  /** Bytes held back because they might be the start of the marker. */
-  #carry: Buffer | undefined;
-  /** Writes the marker into the slave; a full terminal only delays it. */
-  #markerWriter: FdWriter | undefined;
+  /** Set once the child exited; output is then scanned for its marker. */
+  #fence: OutputFence | undefined;
+  /** Retries a marker that a full or stopped terminal did not take yet. */
+  #fenceRetry: ReturnType<typeof setTimeout> | undefined;
+  #fenceAttempts = 0;
   /**
    * Writes to the master under Node, whose TTY stream retries EAGAIN in a
    * busy loop on the main thread when the child does not read its input.
@@ -160,18 +166,16 @@ class PtyProcess implements ProcessHandle {
     this.#socket = new ReadStream(fd);
     this.#drain = new ExitDrain(1, req.drainQuietMs, (status) => {
       // Forced (marker never seen): what was held back is still output.
-      this.#flushCarry();
-      this.#marker = undefined;
+      this.#dropFence();
       this.#stdinOpen = false;
-      this.#markerWriter?.cancel("the output is complete");
       this.#masterWriter?.cancel(`process ${pid} has exited`);
       this.#releaseSlave();
       this.#socket.destroy();
       resolveFinished(status);
-    });
+    }, () => this.#confirmQuiet());
     this.#socket.on("data", (chunk: Buffer) => {
       this.#drain.data();
-      if (this.#marker === undefined) this.#onOutput("pty", chunk);
+      if (this.#fence === undefined) this.#onOutput("pty", chunk);
       else this.#scanForMarker(chunk);
     });
     // EIO on the master means the slave side is gone: EOF.
@@ -258,47 +262,67 @@ class PtyProcess implements ProcessHandle {
     this.#drain.streamEnded();
   }
 
+  /**
+   * Fence the output: once the marker is in the terminal, its arrival is
+   * the end of the output, however long the event loop takes to read it.
+   */
   #writeMarker(): void {
     const fd = this.#slaveFd;
-    if (fd === undefined) {
-      // Without the slave we rely on EIO, which arrives once the child's
-      // side is closed.
-      return;
-    }
-    const marker = Buffer.from(`\x1b[${randomBytes(12).toString("hex").toUpperCase()}Z`);
-    this.#marker = marker;
-    this.#markerWriter = new FdWriter(fd, { chunkBytes: isDeno ? 1 : undefined });
-    this.#markerWriter.write(marker).catch(() => {
-      // Cancelled because the output completed anyway, or the write failed:
-      // then output cannot be fenced, and EOF or the quiet timer ends it.
-      if (this.#marker !== marker) return;
-      this.#flushCarry();
-      this.#marker = undefined;
+    // Without the slave we rely on EIO, which arrives once the child's
+    // side is closed, or on silence.
+    if (fd === undefined) return;
+    this.#fence = new OutputFence(fd);
+    this.#pushMarker();
+  }
+
+  /** Returns whether the write made progress. */
+  #pushMarker(): boolean {
+    const fence = this.#fence;
+    if (fence === undefined || this.#drain.fenced) return false;
+    const before = fence.written;
+    const result = fence.push();
+    if (result === "written") {
+      this.#drain.fence();
+    } else if (result === "failed") {
+      // The output cannot be fenced: EOF or silence ends it.
+      this.#dropFence();
       this.#releaseSlave();
-    });
+    } else if (this.#fenceRetry === undefined) {
+      // A full terminal takes the marker once it is read; a stopped one
+      // (^S) never does, and then silence ends the wait.
+      const delay = RETRY_MS[Math.min(this.#fenceAttempts++, RETRY_MS.length - 1)];
+      this.#fenceRetry = setTimeout(() => {
+        this.#fenceRetry = undefined;
+        this.#pushMarker();
+      }, delay);
+    }
+    return fence.written > before;
+  }
+
+  /**
+   * Asked when the output has been silent for the drain period while the
+   * marker could not be written: silence counts only if one more attempt
+   * at the marker gets no byte further.
+   */
+  #confirmQuiet(): boolean {
+    return this.#fence === undefined || !this.#pushMarker();
   }
 
   #scanForMarker(chunk: Buffer): void {
-    const marker = this.#marker!;
-    const data = this.#carry ? Buffer.concat([this.#carry, chunk]) : chunk;
-    this.#carry = undefined;
-    const at = data.indexOf(marker);
-    if (at >= 0) {
-      if (at > 0) this.#onOutput("pty", data.subarray(0, at));
-      this.#marker = undefined;
-      this.#streamEnded();
-      return;
-    }
-    // Emit all but a tail that could be the marker's beginning.
-    const keep = Math.min(data.length, marker.length - 1);
-    if (data.length > keep) this.#onOutput("pty", data.subarray(0, data.length - keep));
-    if (keep > 0) this.#carry = Buffer.from(data.subarray(data.length - keep));
+    const { output, found } = this.#fence!.scan(chunk);
+    if (output) this.#onOutput("pty", output);
+    if (!found) return;
+    this.#fence = undefined;
+    this.#streamEnded();
   }
 
-  #flushCarry(): void {
-    const carry = this.#carry;
-    this.#carry = undefined;
-    if (carry && carry.length > 0) this.#onOutput("pty", carry);
+  /** Stop fencing; what was held back as a possible marker is output. */
+  #dropFence(): void {
+    if (this.#fenceRetry !== undefined) clearTimeout(this.#fenceRetry);
+    this.#fenceRetry = undefined;
+    const carry = this.#fence?.takeCarry();
+    this.#fence = undefined;
+    if (carry) this.#onOutput("pty", carry);
   }
 
   #releaseSlave(): void {
