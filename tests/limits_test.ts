@@ -4,7 +4,7 @@
  * processes carry on.
  */
 import assert from "node:assert/strict";
-import { b64, type Msg, TestServer, unb64 } from "./harness.ts";
+import { b64, eventually, type Msg, TestServer, unb64 } from "./harness.ts";
 
 /** The `initialize` result the harness received when it started `s`. */
 function initializeResult(s: TestServer): Msg {
@@ -33,43 +33,78 @@ Deno.test("--max-processes: the next start is refused, naming the limit", async 
   const unknown = await s.request("process/read", { processId: "p4" });
   assert.equal(unknown.error?.code, -32600);
 
-  // An exited process holds its slot until its retention expires.
+  // An exited process frees its slot at once; it stays readable until its
+  // retention expires, then its id is unknown and free for reuse.
   assert.deepEqual(await s.call("process/terminate", { processId: "p1" }), { running: true });
   await s.waitExited("p1");
-  const deadline = Date.now() + 10_000;
-  let started: Msg | undefined;
-  while (Date.now() < deadline) {
-    const res = await s.start("p4", ["sleep", "30"]);
-    if (!res.error) {
-      started = res;
-      break;
-    }
-    assert.equal(res.error.code, -32600);
-    assert.match(res.error.message, /limit/);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  assert.deepEqual(started?.result, { processId: "p4" });
-  // p1's retention expired: its id is unknown, then free for reuse.
-  const gone = await s.request("process/read", { processId: "p1" });
-  assert.equal(gone.error?.code, -32600);
-  assert.match(gone.error.message, /p1/);
+  assert.deepEqual((await s.start("p4", ["sleep", "30"])).result, { processId: "p4" });
+  assert.equal((await s.call("process/read", { processId: "p1" })).exited, true);
+  await eventually(
+    async () => {
+      const res = await s.request("process/read", { processId: "p1" });
+      return res.error?.code === -32600 && /p1/.test(res.error.message);
+    },
+    10_000,
+    "p1's retention to expire",
+  );
   for (const id of ["p2", "p3", "p4"]) {
     await s.call("process/terminate", { processId: id });
     await s.waitExited(id);
   }
 });
 
-Deno.test("--max-processes counts retained exited processes", async () => {
+Deno.test("--max-processes counts running processes only; exited ones stay readable", async () => {
   await using s = await TestServer.start(["--max-processes", "1"]);
   await s.start("a", ["true"]);
   await s.waitExited("a");
-  const refused = await s.start("b", ["true"]);
+  assert.deepEqual((await s.start("b", ["sleep", "30"])).result, { processId: "b" });
+  const refused = await s.start("c", ["true"]);
   assert.equal(refused.error?.code, -32600);
   assert.match(refused.error.message, /limit/);
-  // The retained process is still readable.
+  assert.match(refused.error.message, /running/);
+  // The exited process is still readable.
   const read = await s.call("process/read", { processId: "a" });
   assert.equal(read.exited, true);
   assert.equal(read.exitCode, 0);
+  await s.call("process/terminate", { processId: "b" });
+  await s.waitExited("b");
+});
+
+Deno.test("--max-exited-processes: the oldest exit is dropped first, then unknown", async () => {
+  await using s = await TestServer.start(["--max-exited-processes", "2"]);
+  assert.equal(initializeResult(s).capabilities.limits.maxExitedProcesses, 2);
+  for (const id of ["a", "b", "c"]) {
+    await s.start(id, ["echo", id]);
+    await s.waitExited(id);
+  }
+  const gone = await s.request("process/read", { processId: "a" });
+  assert.equal(gone.error?.code, -32600);
+  assert.match(gone.error.message, /unknown process id a/);
+  for (const id of ["b", "c"]) {
+    const read = await s.call("process/read", { processId: id });
+    assert.equal(read.exited, true);
+    assert.equal(unb64(read.chunks[0].chunk), `${id}\n`);
+  }
+  // The dropped id is free again.
+  assert.deepEqual((await s.start("a", ["true"])).result, { processId: "a" });
+  await s.waitExited("a");
+});
+
+Deno.test("--max-exited-output-bytes: exits beyond the budget drop the oldest, the newest stays", async () => {
+  await using s = await TestServer.start(["--max-exited-output-bytes", "3000"]);
+  assert.equal(initializeResult(s).capabilities.limits.maxExitedOutputBytes, 3000);
+  for (const id of ["a", "b", "c"]) {
+    await s.start(id, ["head", "-c", "2000", "/dev/zero"]);
+    await s.waitExited(id);
+  }
+  // 2000 + 2000 > 3000: only the newest fits, and the newest is always kept.
+  for (const id of ["a", "b"]) {
+    const res = await s.request("process/read", { processId: id });
+    assert.equal(res.error?.code, -32600, `${id} should be dropped`);
+  }
+  const read = await s.call("process/read", { processId: "c" });
+  assert.equal(read.exited, true);
+  assert.equal(read.chunks.reduce((n: number, c: Msg) => n + atob(c.chunk).length, 0), 2000);
 });
 
 Deno.test("--max-message-bytes: a larger message is refused, the session lives on", async () => {

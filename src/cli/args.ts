@@ -34,6 +34,10 @@ export interface CliOptions {
   exitedRetentionMs?: number;
   /** `--max-processes`. */
   maxProcesses?: number;
+  /** `--max-exited-processes`. */
+  maxExitedProcesses?: number;
+  /** `--max-exited-output-bytes`. */
+  maxExitedOutputBytes?: number;
   /** `--max-message-bytes`. */
   maxMessageBytes?: number;
   /** `--max-read-file-bytes`. */
@@ -76,7 +80,11 @@ Transport:
 Limits (sizes accept K, M, G suffixes: 1M = 1048576):
   --max-output-bytes N         output retained per process for process/read (default 1M)
   --exited-retention-ms N      how long an exited process stays readable (default 30000)
-  --max-processes N            processes per connection, running or retained (default 256)
+  --max-processes N            running processes per connection (default 256)
+  --max-exited-processes N     exited processes kept readable per connection; the
+                               oldest exit is dropped first (default 256)
+  --max-exited-output-bytes N  output kept across a connection's exited processes;
+                               the oldest exit is dropped first (default 64M)
   --max-message-bytes N        largest incoming message (default 128M)
   --max-read-file-bytes N      largest file fs/readFile returns (default 128M)
   --exit-drain-ms N            after a child exits, how long its output may stay
@@ -160,6 +168,8 @@ export function parseCliArgs(args: string[]): CliOptions {
         "max-output-bytes": { type: "string" },
         "exited-retention-ms": { type: "string" },
         "max-processes": { type: "string" },
+        "max-exited-processes": { type: "string" },
+        "max-exited-output-bytes": { type: "string" },
         "max-message-bytes": { type: "string" },
         "max-read-file-bytes": { type: "string" },
         "exit-drain-ms": { type: "string" },
@@ -189,6 +199,8 @@ export function parseCliArgs(args: string[]): CliOptions {
     maxOutputBytes: parseCount("max-output-bytes", v["max-output-bytes"], 1),
     exitedRetentionMs: parseCount("exited-retention-ms", v["exited-retention-ms"]),
     maxProcesses: parseCount("max-processes", v["max-processes"], 1),
+    maxExitedProcesses: parseCount("max-exited-processes", v["max-exited-processes"], 1),
+    maxExitedOutputBytes: parseCount("max-exited-output-bytes", v["max-exited-output-bytes"]),
     maxMessageBytes: parseCount("max-message-bytes", v["max-message-bytes"], 1024),
     maxReadFileBytes: parseCount("max-read-file-bytes", v["max-read-file-bytes"]),
     exitDrainMs: parseCount("exit-drain-ms", v["exit-drain-ms"]),

@@ -49,6 +49,8 @@ export async function main(args: string[]): Promise<number> {
     maxOutputBytes: cli.maxOutputBytes,
     exitedRetentionMs: cli.exitedRetentionMs,
     maxProcesses: cli.maxProcesses,
+    maxExitedProcesses: cli.maxExitedProcesses,
+    maxExitedOutputBytes: cli.maxExitedOutputBytes,
     maxMessageBytes: cli.maxMessageBytes,
     maxReadFileBytes: cli.maxReadFileBytes,
     exitDrainMs: cli.exitDrainMs,

@@ -9,10 +9,21 @@ import { createLogger, type Logger } from "./logger.ts";
 export interface ServerOptions {
   /** Output bytes retained per process for `process/read` (default 1 MiB). */
   maxOutputBytes: number;
-  /** How long an exited process stays readable, in ms (default 30 s). */
+  /** How long an exited process stays readable at most, in ms (default 30 s). */
   exitedRetentionMs: number;
-  /** Processes (running or retained) per connection (default 256). */
+  /** Running (or starting) processes per connection (default 256). */
   maxProcesses: number;
+  /**
+   * Exited processes kept readable per connection (default 256); beyond
+   * it the oldest exit is dropped first.
+   */
+  maxExitedProcesses: number;
+  /**
+   * Retained output of a connection's exited processes, in bytes (default
+   * 64 MiB); beyond it the oldest exit is dropped first. The newest exit is
+   * always kept.
+   */
+  maxExitedOutputBytes: number;
   /** The largest accepted incoming message, in bytes (default 128 MiB). */
   maxMessageBytes: number;
   /** The largest file `fs/readFile` returns, in bytes (default 128 MiB). */
@@ -30,6 +41,8 @@ export const DEFAULT_SERVER_OPTIONS: Readonly<ServerOptions> = Object.freeze({
   maxOutputBytes: 1024 * 1024,
   exitedRetentionMs: 30_000,
   maxProcesses: 256,
+  maxExitedProcesses: 256,
+  maxExitedOutputBytes: 64 * 1024 * 1024,
   // V8 aborts the whole process (not a catchable error) when JSON text
   // nears 2^28 characters: a ~201 MB file's base64 answer did. 128 MiB
   // keeps every message well below that in both directions.

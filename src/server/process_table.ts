@@ -25,6 +25,8 @@ import {
   StdinClosedError,
 } from "../process/types.ts";
 import { WriterCancelledError } from "../process/fd_writer.ts";
+import { ExitedRetention } from "./exited_retention.ts";
+import { serverIdleCollector } from "./idle_collector.ts";
 import { OutputBuffer } from "./output_buffer.ts";
 import type { ServerOptions } from "./options.ts";
 
@@ -61,7 +63,6 @@ class ManagedProcess {
   coalesceParts: Uint8Array[] = [];
   coalesceBytes = 0;
   waiters = new Set<() => void>();
-  retentionTimer: ReturnType<typeof setTimeout> | undefined;
   graceTimer: ReturnType<typeof setTimeout> | undefined;
   stdinClosedByClient = false;
 
@@ -129,6 +130,8 @@ export class ProcessTable {
   #opts: ServerOptions;
   #sink: NotificationSink;
   #procs = new Map<string, ManagedProcess>();
+  /** The exited part of `#procs`, kept for reading within its own bounds. */
+  #exited: ExitedRetention<ManagedProcess>;
   #paused = false;
   #closed = false;
   #dirty = new Set<ManagedProcess>();
@@ -138,12 +141,25 @@ export class ProcessTable {
   constructor(opts: ServerOptions, sink: NotificationSink) {
     this.#opts = opts;
     this.#sink = sink;
+    this.#exited = new ExitedRetention({
+      maxCount: opts.maxExitedProcesses,
+      maxBytes: opts.maxExitedOutputBytes,
+      ttlMs: opts.exitedRetentionMs,
+    }, (mp) => {
+      // Reading it from now on is the ordinary unknown-process error.
+      if (this.#procs.get(mp.id) === mp) this.#procs.delete(mp.id);
+    });
     sink.onDrain(() => this.#resumeAll());
   }
 
   /** The number of processes, running or retained. */
   get size(): number {
     return this.#procs.size;
+  }
+
+  /** The number of processes starting or running (what `maxProcesses` bounds). */
+  get running(): number {
+    return this.#procs.size - this.#exited.size;
   }
 
   /** Whether output reading is paused by flow control. */
@@ -162,14 +178,15 @@ export class ProcessTable {
     if (this.#procs.has(p.processId)) {
       throw invalidRequest(`duplicate process id ${p.processId}`);
     }
-    if (this.#procs.size >= this.#opts.maxProcesses) {
+    if (this.running >= this.#opts.maxProcesses) {
       throw invalidRequest(
-        `process limit reached: ${this.#opts.maxProcesses} processes per connection (--max-processes); ` +
-          `cannot start ${p.processId}`,
+        `process limit reached: ${this.#opts.maxProcesses} running processes per connection ` +
+          `(--max-processes); cannot start ${p.processId}`,
       );
     }
     const mp = new ManagedProcess(p.processId, p.tty, this.#opts.maxOutputBytes);
     this.#procs.set(p.processId, mp);
+    serverIdleCollector.started();
     let handle: ProcessHandle;
     try {
       handle = await spawnProcess({
@@ -349,9 +366,9 @@ export class ProcessTable {
   /** Kill every process (whole trees) and stop all timers. */
   async closeAll(): Promise<void> {
     this.#closed = true;
+    this.#exited.clear();
     const kills: Promise<void>[] = [];
     for (const mp of this.#procs.values()) {
-      if (mp.retentionTimer) clearTimeout(mp.retentionTimer);
       if (mp.graceTimer) clearTimeout(mp.graceTimer);
       mp.wake();
       if (!mp.handle) {
@@ -458,6 +475,7 @@ export class ProcessTable {
     if (mp.graceTimer) clearTimeout(mp.graceTimer);
     this.#flush(mp);
     const exit = mp.finish(status);
+    serverIdleCollector.exited();
     this.#opts.logger.debug(`process ${mp.id} exited ${exit.exitCode} ${exit.signal ?? ""}`);
     mp.wake();
     if (!this.#closed) {
@@ -472,9 +490,7 @@ export class ProcessTable {
       this.#send(mp, JSON.stringify({ method: Method.ProcessExited, params }));
     }
     if (this.#closed) return;
-    mp.retentionTimer = setTimeout(() => {
-      if (this.#procs.get(mp.id) === mp) this.#procs.delete(mp.id);
-    }, this.#opts.exitedRetentionMs);
+    this.#exited.add(mp, mp.output.retainedBytes);
   }
 
   #send(mp: ManagedProcess, text: string): void {

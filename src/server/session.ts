@@ -37,6 +37,8 @@ export function capabilities(opts: ServerOptions, methods: string[]): Record<str
     fileUris: true,
     limits: {
       maxProcesses: opts.maxProcesses,
+      maxExitedProcesses: opts.maxExitedProcesses,
+      maxExitedOutputBytes: opts.maxExitedOutputBytes,
       maxMessageBytes: opts.maxMessageBytes,
       maxOutputBytes: opts.maxOutputBytes,
       exitedRetentionMs: opts.exitedRetentionMs,
