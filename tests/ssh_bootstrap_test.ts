@@ -48,8 +48,8 @@ import { eventually, isAlive } from "./harness.ts";
 import { REPO_ROOT, sshdMissingReason, startSshd } from "./ssh_fixture.ts";
 
 const DIST_BINARY = join(REPO_ROOT, "dist/exec-server");
+// Skipped when sshd is missing; ssh_test.ts prints the one line that says why.
 const sshdMissing = sshdMissingReason();
-if (sshdMissing) console.error(`ssh_bootstrap_test: sshd tests skipped: ${sshdMissing}`);
 
 let building: Promise<void> | undefined;
 

@@ -48,10 +48,14 @@ export function sshdMissingReason(): string | undefined {
 
 function missingReason(): string | undefined {
   if (!existsSync(SSHD)) {
-    return `${SSHD} is missing (apt-get install -y openssh-server; .ci/run does this)`;
+    return `${SSHD} is missing: apt-get install -y openssh-server (.ci/run does this)`;
   }
-  if (spawnSync("ssh", ["-V"]).error) return "the ssh client is missing (openssh-client)";
-  if (spawnSync("ssh-keygen", ["-?"]).error) return "ssh-keygen is missing (openssh-client)";
+  if (spawnSync("ssh", ["-V"]).error) {
+    return "the ssh client is missing: apt-get install -y openssh-client";
+  }
+  if (spawnSync("ssh-keygen", ["-?"]).error) {
+    return "ssh-keygen is missing: apt-get install -y openssh-client";
+  }
   return undefined;
 }
 

@@ -17,7 +17,9 @@ import { eventually, isAlive } from "./harness.ts";
 import { DENO_BIN, REPO_ROOT, sshdMissingReason, startSshd } from "./ssh_fixture.ts";
 
 const missing = sshdMissingReason();
-if (missing) console.error(`ssh_test: skipped: ${missing}`);
+// The one line the whole suite prints about it (ssh_bootstrap_test.ts skips
+// its sshd tests for the same reason and says nothing more).
+if (missing) console.error(`ssh tests skipped (ssh_test.ts, ssh_bootstrap_test.ts): ${missing}`);
 
 /**
  * Live pids whose argv[0] is `marker` (the local ssh client also carries

@@ -9,10 +9,12 @@
  * round is quick, which makes the race that once lost PTY output (a timer
  * firing before the event loop read the terminal) more likely, not less.
  *
- * The Node half needs `npm/esm/cli.js`; `deno task test` builds it first.
+ * Each runtime has a test file of its own (no_loss_matrix_{deno,node}_test.ts),
+ * so that the parallel runner can spread them. The Node half needs
+ * `npm/esm/cli.js`; `deno task test` builds it first.
  */
 import assert from "node:assert/strict";
-import { denoServerCommand, type Msg, nodeServerCommand, TestServer } from "./harness.ts";
+import { type Msg, TestServer } from "./harness.ts";
 
 const ROUNDS = 10;
 const CONCURRENCY = [1, 8, 32];
@@ -54,12 +56,8 @@ async function round(s: TestServer, prefix: string, cmd: string, tty: boolean, n
   ids.forEach((id, i) => checkOne(s, id, tty, started[i], exited[i]));
 }
 
-const runtimes: [string, () => string[]][] = [
-  ["deno", denoServerCommand],
-  ["node", nodeServerCommand],
-];
-
-for (const [name, command] of runtimes) {
+/** Register the matrix and the reported reproduction for one runtime. */
+export function defineNoLossTests(name: string, command: () => string[]): void {
   for (const tty of [false, true]) {
     Deno.test(`no lost output matrix (${name}, ${tty ? "pty" : "pipe"})`, async (t) => {
       await using s = await TestServer.start(["--exit-drain-ms", "50"], { command: command() });
