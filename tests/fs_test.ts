@@ -820,12 +820,16 @@ Deno.test("fs: a 50 MiB file round trip keeps every byte", async () => {
 });
 
 const isRoot = process.getuid?.() === 0;
+/** nobody's uid and nogroup's gid on Debian. */
+const NOBODY = 65534;
 
-Deno.test("fs errors: permission denied is EACCES (server runs as nobody)", async () => {
-  // Tests run as root, which bypasses permission checks, so the server is
-  // started as nobody; an unprivileged test run starts it as itself.
+Deno.test("fs errors: permission denied is EACCES (server without DAC override)", async () => {
+  // Tests run as root, which bypasses permission checks. The server keeps
+  // root's uid (so it can read this checkout wherever it lies, a 0700 home
+  // included) but loses the capabilities that bypass file permissions, and
+  // the files belong to nobody. An unprivileged run starts it as itself.
   const command = isRoot
-    ? ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", ...serverCommand()]
+    ? ["setpriv", "--bounding-set=-dac_override,-dac_read_search", ...serverCommand()]
     : undefined;
   await withTempDir(async (dir) => {
     await fsp.chmod(dir, 0o755);
@@ -836,6 +840,11 @@ Deno.test("fs errors: permission denied is EACCES (server runs as nobody)", asyn
     await fsp.writeFile(`${dir}/private/inner`, "x");
     await fsp.writeFile(`${dir}/public`, "readable");
     await fsp.chmod(`${dir}/public`, 0o644);
+    if (isRoot) {
+      for (const p of ["", "/secret", "/private", "/private/inner", "/public"]) {
+        await fsp.chown(`${dir}${p}`, NOBODY, NOBODY);
+      }
+    }
     await withServer(
       async (s) => {
         assert.equal(
