@@ -19,12 +19,9 @@ export { PeerClosedError, RemoteError, RpcPeer } from "./src/rpc/peer.ts";
 export { SERVER_NAME, VERSION } from "./src/version.ts";
 export * from "./src/client/mod.ts";
 export * from "./src/fs/mod.ts";
-export {
-  type ConnectionPairOptions,
-  createConnectionPair,
-  type InProcessServer,
-  startInProcessServer,
-} from "./src/transport/in_process.ts";
+export { type ConnectionPairOptions, createConnectionPair } from "./src/transport/in_process.ts";
+export { type InProcessServer, startInProcessServer } from "./src/server/in_process.ts";
+export { connectInProcess } from "./src/client/connect/in_process.ts";
 export {
   type ConnectionServer,
   formatWsUrl,

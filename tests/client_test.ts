@@ -11,6 +11,7 @@ import { join } from "node:path";
 import process from "node:process";
 import {
   ConnectError,
+  connectInProcess,
   ConnectionClosedError,
   ConnectTimeoutError,
   createConnectionPair,
@@ -448,7 +449,7 @@ Deno.test("stdio: the server dying ends the client, its calls and its handles", 
 // -- in process ---------------------------------------------------------------
 
 Deno.test("in-process: same semantics without a transport", async () => {
-  const client = await ExecServerClient.connectInProcess({ exitDrainMs: 50 });
+  const client = await connectInProcess({ exitDrainMs: 50 });
   assert.equal(client.protocolVersion, "exec-server.v0");
   const r = await client.run(["sh", "-c", "cat; echo done >&2"], { stdin: "fed" });
   assert.equal(r.stdout, "fed");
@@ -494,13 +495,13 @@ Deno.test("no loss: 50 fast processes over stdio, exact byte counts", async () =
 });
 
 Deno.test("no loss: 50 fast processes in process, exact byte counts", async () => {
-  const client = await ExecServerClient.connectInProcess();
+  const client = await connectInProcess();
   await fastProcessesKeepEveryByte(client, 50);
   await client.close();
 });
 
 Deno.test("no loss: concurrent fast processes with collect()", async () => {
-  const client = await ExecServerClient.connectInProcess();
+  const client = await connectInProcess();
   const results = await Promise.all(
     Array.from({ length: 20 }, () => client.run(["head", "-c", "100000", "/dev/urandom"])),
   );

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  connectInProcess,
   Environment,
   ExecServerClient,
   FileSystemError,
@@ -35,7 +36,7 @@ const factories: Record<string, Factory> = {
     return Promise.resolve({ env, close: () => env.close() });
   },
   "remote in-process": async () => {
-    const client = await ExecServerClient.connectInProcess();
+    const client = await connectInProcess();
     const env = Environment.remote(client);
     return {
       env,

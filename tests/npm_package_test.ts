@@ -106,11 +106,11 @@ const SERVER_SCRIPT = `
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
 import { ExecServer } from "exec-server/server";
-import { ExecServerClient } from "exec-server";
+import { connectInProcess } from "exec-server";
 
 const mapped = () => readFileSync("/proc/self/maps", "utf8").includes("pty.node");
 const report = { hasExecServer: typeof ExecServer === "function", ptyAfterImport: mapped() };
-const client = await ExecServerClient.connectInProcess();
+const client = await connectInProcess();
 try {
   const pty = await client.run({ argv: ["/bin/sh", "-c", "tty"], tty: true });
   report.pty = { stdout: pty.stdout, exitCode: pty.exitCode };

@@ -1,12 +1,15 @@
 /**
- * The client library: connect to exec-servers (stdio, websocket, ssh, in
- * process), start processes as handles, use files; and `Environment`, which
- * gives local and remote machines one interface.
+ * The client library: connect to exec-servers (stdio, websocket, ssh),
+ * start processes as handles, use files; and `Environment`, which gives
+ * local and remote machines one interface. Importing it loads no server
+ * code; a server in this process comes from `connectInProcess` (the
+ * package root, or `./in-process`).
  *
  * @example
  * ```ts
- * import { Environment, ExecServerClient } from "./mod.ts";
- * const client = await ExecServerClient.connectInProcess();
+ * import { Environment } from "./mod.ts";
+ * import { connectInProcess } from "./connect/in_process.ts";
+ * const client = await connectInProcess();
  * const env = Environment.remote(client);
  * const { stdout } = await env.process.run(["echo", "hi"]);
  * await client.close();
@@ -14,23 +17,28 @@
  *
  * @module
  */
-export {
-  type ClientOptions,
-  type ClosedInfo,
-  type DecodedReadChunk,
-  type DecodedReadResult,
-  ExecServerClient,
-  type ExitedEvent,
-  type OutputEvent,
-  type ProcessReadOptions,
-  type ProcessStartOptions,
-  type ServerNotification,
-  type SpawnStdioOptions,
-  type SshClientOptions,
-  type StdioClientOptions,
-  type WebSocketClientOptions,
-} from "./client.ts";
-export type { ChildServerOptions, ChildStderr, ConnectionLifetime } from "./child_server.ts";
+export { ExecServerClient } from "./client.ts";
+export { ProtocolCalls, toBytes } from "./protocol_calls.ts";
+export type {
+  ClientOptions,
+  ClosedInfo,
+  DecodedReadChunk,
+  DecodedReadResult,
+  ExitedEvent,
+  OutputEvent,
+  ProcessReadOptions,
+  ProcessStartOptions,
+  ServerNotification,
+  SpawnStdioOptions,
+  SshClientOptions,
+  StdioClientOptions,
+  WebSocketClientOptions,
+} from "./options.ts";
+export type {
+  ChildServerOptions,
+  ChildStderr,
+  ConnectionLifetime,
+} from "./connect/child_server.ts";
 export { Environment, type LocalEnvironmentOptions } from "./environment.ts";
 export {
   ConnectError,

@@ -87,8 +87,8 @@ function checkPath(op: string, path: string): void {
  *
  * @example
  * ```ts
- * import { ExecServerClient } from "../../mod.ts";
- * const client = await ExecServerClient.connectInProcess();
+ * import { connectInProcess } from "../../mod.ts";
+ * const client = await connectInProcess();
  * await client.fs.writeFile("/tmp/hello.txt", new TextEncoder().encode("hi"));
  * await client.fs.readFile("/tmp/hello.txt"); // Uint8Array [104, 105]
  * await client.close();

@@ -26,7 +26,7 @@ import {
   type ChildServerOptions,
   startChildServer,
   within,
-} from "./child_server.ts";
+} from "./connect/child_server.ts";
 import { ConnectionClosedError } from "./errors.ts";
 import { shellQuote, sshCommandLine, type SshCommandOptions } from "./ssh.ts";
 

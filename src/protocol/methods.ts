@@ -207,6 +207,12 @@ export interface ProcessSignalParams {
   signal: string;
 }
 
+/** [ext] Result of `process/signal`. */
+export interface ProcessSignalResult {
+  /** The signal sent, normalized (`"SIGINT"`). */
+  signal: string;
+}
+
 /** Params of `fs/readFile`. */
 export interface FsReadFileParams {
   /** Absolute path or `file://` URI. */

@@ -7,4 +7,5 @@
 export * from "./errors.ts";
 export * from "./messages.ts";
 export * from "./methods.ts";
+export * from "./descriptors.ts";
 export { decodeBase64, encodeBase64, InvalidBase64Error } from "./base64.ts";

@@ -1,13 +1,11 @@
 /**
- * Two connected {@linkcode FrameConnection}s in memory, and a server bound
- * to one of them: the same protocol and semantics as stdio or a websocket,
- * without a process or a socket in between.
+ * Two connected {@linkcode FrameConnection}s in memory: the same protocol
+ * and semantics as stdio or a websocket, without a process or a socket in
+ * between (the server side lives in server/in_process.ts).
  *
  * @module
  */
 import type { FrameConnection, IncomingFrame } from "../rpc/connection.ts";
-import { ExecServer } from "../server/server.ts";
-import type { ServerOptions } from "../server/options.ts";
 
 /** Options of {@linkcode createConnectionPair}. */
 export interface ConnectionPairOptions {
@@ -113,32 +111,4 @@ export function createConnectionPair(
   const ab = new Channel();
   const ba = new Channel();
   return [new MemoryConnection(ba, ab, high, low), new MemoryConnection(ab, ba, high, low)];
-}
-
-/** A client's end of an in-process server, and the server's lifetime. */
-export interface InProcessServer {
-  /** The end to hand to a client. */
-  connection: FrameConnection;
-  /** The server serving the other end. */
-  server: ExecServer;
-  /** Resolves once the server's session has ended and its processes were killed. */
-  served: Promise<void>;
-}
-
-/**
- * Start an {@linkcode ExecServer} on one end of a connection pair and
- * return the other end. When the client closes its end, the session ends,
- * its processes are killed, and the server closes its end.
- */
-export function startInProcessServer(
-  serverOptions: Partial<ServerOptions> = {},
-  pairOptions: ConnectionPairOptions = {},
-): InProcessServer {
-  const [clientEnd, serverEnd] = createConnectionPair({
-    highWaterBytes: pairOptions.highWaterBytes ?? serverOptions.outputHighWaterBytes,
-    lowWaterBytes: pairOptions.lowWaterBytes,
-  });
-  const server = new ExecServer(serverOptions);
-  const served = server.serve(serverEnd).finally(() => serverEnd.close());
-  return { connection: clientEnd, server, served };
 }

@@ -8,9 +8,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import process from "node:process";
 import type { Readable, Writable } from "node:stream";
-import type { FrameConnection } from "../rpc/connection.ts";
-import { StdioConnection } from "../transport/stdio.ts";
-import { ConnectError } from "./errors.ts";
+import type { FrameConnection } from "../../rpc/connection.ts";
+import { StdioConnection } from "../../transport/stdio.ts";
+import { ConnectError } from "../errors.ts";
 
 /** What happens to the child's stderr. */
 export type ChildStderr = "capture" | "inherit" | "ignore";
