@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { within } from "../util/deadline.ts";
 import process from "node:process";
 import {
   onSignal,
@@ -100,7 +101,5 @@ export async function main(args: string[]): Promise<number> {
 
 /** Wait until `conn` has written everything, or `ms` have passed. */
 async function flushWithin(conn: StdioConnection, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([conn.flushed(), new Promise((r) => timer = setTimeout(r, ms))]);
-  clearTimeout(timer);
+  await within(conn.flushed(), ms);
 }

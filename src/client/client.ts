@@ -13,7 +13,8 @@ import { Method } from "../protocol/methods.ts";
 import type { FrameConnection } from "../rpc/connection.ts";
 import { PeerClosedError, RemoteError, RpcPeer } from "../rpc/peer.ts";
 import type { FileSystem } from "../fs/types.ts";
-import { type ConnectionLifetime, startChildServer, within } from "./connect/child_server.ts";
+import { deadline, within } from "../util/deadline.ts";
+import { type ConnectionLifetime, startChildServer } from "./connect/child_server.ts";
 import { describe, type OpenedConnection } from "./connect/opened.ts";
 import { openSsh } from "./connect/ssh.ts";
 import { openStdio } from "./connect/stdio.ts";
@@ -395,19 +396,11 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
       clientName: this.#opts.clientName ?? "exec-server-client",
     });
     answer.catch(() => {});
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new InitializeTimeoutError(this.#target, timeoutMs)),
-        timeoutMs,
-      );
-    });
-    let result: InitializeResult;
-    try {
-      result = await Promise.race([answer, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    const result: InitializeResult = await deadline(
+      answer,
+      timeoutMs,
+      () => new InitializeTimeoutError(this.#target, timeoutMs),
+    );
     if (typeof result?.protocolVersion !== "string") {
       throw new ConnectError(
         this.#target,

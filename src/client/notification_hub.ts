@@ -6,7 +6,7 @@
  * @module
  */
 import { Notifications } from "../protocol/descriptors.ts";
-import { AsyncQueue } from "./async_queue.ts";
+import { AsyncQueue } from "../util/async_queue.ts";
 import { toExitedEvent, toOutputEvent } from "./notifications.ts";
 import type { ExitedEvent, OutputEvent, ServerNotification } from "./options.ts";
 import type { ProcessSink } from "./process_handle.ts";

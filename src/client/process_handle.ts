@@ -6,7 +6,8 @@
  * @module
  */
 import type { StreamName, TerminalSize } from "../protocol/methods.ts";
-import { AsyncQueue } from "./async_queue.ts";
+import { AsyncQueue } from "../util/async_queue.ts";
+import { concatBytes } from "../util/bytes.ts";
 import { ProcessError } from "./errors.ts";
 
 /** The `PATH` a process gets when neither the call nor the owner names an environment. */
@@ -487,18 +488,4 @@ export async function runProcess(
 
 function isStdinGone(err: unknown): boolean {
   return err instanceof ProcessError;
-}
-
-/** Concatenate byte chunks into one array. */
-export function concatBytes(chunks: Uint8Array[]): Uint8Array {
-  if (chunks.length === 1) return chunks[0];
-  let total = 0;
-  for (const c of chunks) total += c.byteLength;
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const c of chunks) {
-    out.set(c, offset);
-    offset += c.byteLength;
-  }
-  return out;
 }

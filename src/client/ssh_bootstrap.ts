@@ -25,8 +25,8 @@ import {
   type ChildServer,
   type ChildServerOptions,
   startChildServer,
-  within,
 } from "./connect/child_server.ts";
+import { within } from "../util/deadline.ts";
 import { ConnectionClosedError } from "./errors.ts";
 import { shellQuote, sshCommandLine, type SshCommandOptions } from "./ssh.ts";
 

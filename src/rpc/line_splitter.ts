@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { concatBytes } from "../util/bytes.ts";
 
 /** One framing event: a complete line, or a line that was too long. */
 export type LineEvent =
@@ -102,7 +103,7 @@ export class LineSplitter {
     if (this.#discarding) {
       events.push({ kind: "tooLarge", bytes, limit: this.#maxBytes });
     } else if (bytes > 0) {
-      const line = this.#parts.length === 1 ? this.#parts[0] : concat(this.#parts, bytes);
+      const line = this.#parts.length === 1 ? this.#parts[0] : concatBytes(this.#parts, bytes);
       let text: string | undefined;
       text = this.#decoder.decode(line);
       // U+FFFD may be genuine; only then is the strict decoder needed.
@@ -122,14 +123,4 @@ export class LineSplitter {
     this.#partsBytes = 0;
     this.#discarding = false;
   }
-}
-
-function concat(parts: Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return out;
 }

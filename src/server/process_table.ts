@@ -28,6 +28,8 @@ import { WriterCancelledError } from "../process/fd_writer.ts";
 import { ExitedRetention } from "./exited_retention.ts";
 import { serverIdleCollector } from "./idle_collector.ts";
 import { OutputBuffer } from "./output_buffer.ts";
+import { concatBytes } from "../util/bytes.ts";
+import { within } from "../util/deadline.ts";
 import type { ServerOptions } from "./options.ts";
 
 /** Where a process table sends its notifications. */
@@ -105,12 +107,7 @@ const COALESCE_MAX_BYTES = 64 * 1024;
 /** Wait until every process in `procs` has finished, or `ms` have passed. */
 async function finishedWithin(procs: ManagedProcess[], ms: number): Promise<void> {
   if (procs.length === 0) return;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([
-    Promise.all(procs.map((mp) => mp.handle!.finished)),
-    new Promise((r) => timer = setTimeout(r, ms)),
-  ]);
-  clearTimeout(timer);
+  await within(Promise.all(procs.map((mp) => mp.handle!.finished)), ms);
 }
 
 /**
@@ -525,16 +522,6 @@ export class ProcessTable {
     this.#opts.logger.debug("client caught up: resuming process output");
     for (const mp of this.#procs.values()) if (mp.running) mp.handle?.resume();
   }
-}
-
-function concatBytes(parts: Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.byteLength;
-  }
-  return out;
 }
 
 /** A write the runtime abandoned because its descriptor was closed (Deno: ECANCELED). */

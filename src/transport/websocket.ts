@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { within } from "../util/deadline.ts";
 import type { FrameConnection, IncomingFrame } from "../rpc/connection.ts";
 
 const CONNECTING = 0;
@@ -177,14 +178,10 @@ export class WebSocketConnection implements FrameConnection {
       }
     }
     if (!this.#ended) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
+      await within(
         new Promise<void>((resolve) => this.#closedListeners.push(resolve)),
-        new Promise<void>((resolve) =>
-          timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))
-        ),
-      ]);
-      clearTimeout(timer);
+        Math.max(0, deadline - Date.now()),
+      );
     }
   }
 

@@ -10,6 +10,7 @@ import process from "node:process";
 import type { Readable, Writable } from "node:stream";
 import type { FrameConnection } from "../../rpc/connection.ts";
 import { StdioConnection } from "../../transport/stdio.ts";
+import { within } from "../../util/deadline.ts";
 import { ConnectError } from "../errors.ts";
 
 /** What happens to the child's stderr. */
@@ -154,15 +155,6 @@ async function stopChild(
   if (await within(exited, 2000) !== undefined) return;
   child.kill("SIGKILL");
   await exited;
-}
-
-/** `promise`'s value, or undefined once `ms` have passed. */
-export function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    promise,
-    new Promise<undefined>((resolve) => timer = setTimeout(() => resolve(undefined), ms)),
-  ]).finally(() => clearTimeout(timer));
 }
 
 function quoteForDisplay(word: string): string {
