@@ -7,14 +7,12 @@
  * @module
  */
 import { normalizeSignal } from "../process/signals.ts";
-import { SpawnCheckError } from "../process/spawn_checks.ts";
-import { spawnProcess } from "../process/spawn.ts";
 import {
-  type ExitStatus,
-  NotATerminalError,
-  type ProcessHandle,
-  StdinClosedError,
-} from "../process/types.ts";
+  type ControlledProcess,
+  type SpawnFailedError,
+  startControlled,
+} from "../process/controller.ts";
+import { NotATerminalError, type ProcessHandle, StdinClosedError } from "../process/types.ts";
 import type { TerminalSize } from "../protocol/methods.ts";
 import { ProcessError, SpawnError } from "./errors.ts";
 import {
@@ -48,9 +46,8 @@ export interface LocalProcessesOptions {
 const DEFAULT_SIZE: TerminalSize = { rows: 24, cols: 80 };
 
 interface Live {
-  handle: ProcessHandle | undefined;
+  proc: ControlledProcess | undefined;
   running: boolean;
-  graceTimer: ReturnType<typeof setTimeout> | undefined;
 }
 
 /**
@@ -91,14 +88,13 @@ export class LocalProcesses implements ExecProcess {
     if (this.#live.has(id)) {
       throw new SpawnError(o.argv, `process id ${id} is already in use`, undefined);
     }
-    const live: Live = { handle: undefined, running: true, graceTimer: undefined };
+    const live: Live = { proc: undefined, running: true };
     this.#live.set(id, live);
     const { handle, sink } = createProcessHandle(id, o.argv, o.tty, this.#ops(id, live));
     let seq = 0;
-    const started = performance.now();
-    let proc: ProcessHandle;
+    let proc: ControlledProcess;
     try {
-      proc = await spawnProcess({
+      proc = await startControlled({
         argv: o.argv,
         arg0: o.arg0,
         cwd: o.cwd,
@@ -117,18 +113,16 @@ export class LocalProcesses implements ExecProcess {
       });
     } catch (err) {
       this.#live.delete(id);
-      const errno = err instanceof SpawnCheckError ? err.errno : (err as { code?: string }).code;
-      const detail = err instanceof Error ? err.message : String(err);
-      throw new SpawnError(o.argv, detail, errno, { cause: err });
+      const failure = err as SpawnFailedError;
+      const cause = failure.cause ?? failure;
+      throw new SpawnError(o.argv, failure.message, failure.errno ?? failure.code, { cause });
     }
-    live.handle = proc;
-    if (this.#closed) void proc.killTree("SIGKILL");
-    proc.finished.then((status: ExitStatus) => {
+    live.proc = proc;
+    if (this.#closed) void proc.kill();
+    proc.finished.then((exit) => {
       live.running = false;
-      clearTimeout(live.graceTimer);
       this.#live.delete(id);
-      const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-      sink.exited({ exitCode: status.exitCode, signal: status.signal, durationMs });
+      sink.exited({ exitCode: exit.exitCode, signal: exit.signal, durationMs: exit.durationMs });
     });
     return handle;
   }
@@ -143,10 +137,10 @@ export class LocalProcesses implements ExecProcess {
     this.#closed = true;
     const live = [...this.#live.values()];
     await Promise.all(live.map(async (l) => {
-      clearTimeout(l.graceTimer);
-      if (l.handle) {
-        await l.handle.killTree("SIGKILL");
-        await l.handle.finished;
+      if (l.proc) {
+        l.proc.dispose();
+        await l.proc.kill();
+        await l.proc.finished;
       }
     }));
   }
@@ -155,13 +149,13 @@ export class LocalProcesses implements ExecProcess {
     const fail = (operation: string, detail: string, cause?: unknown): ProcessError =>
       new ProcessError(id, operation, detail, { cause });
     const requireRunning = (operation: string): ProcessHandle => {
-      if (!live.running || !live.handle) throw fail(operation, `process ${id} has exited`);
-      return live.handle;
+      if (!live.running || !live.proc) throw fail(operation, `process ${id} has exited`);
+      return live.proc.handle;
     };
     return {
       write: async (data) => {
         // As on the server, an exited process's stdin counts as closed.
-        const h = live.running ? live.handle : undefined;
+        const h = live.running ? live.proc?.handle : undefined;
         if (!h?.stdinOpen) throw fail("write", `stdin of process ${id} is closed`);
         try {
           await h.write(data);
@@ -173,7 +167,7 @@ export class LocalProcesses implements ExecProcess {
         }
       },
       closeStdin: async () => {
-        const h = live.running ? live.handle : undefined;
+        const h = live.running ? live.proc?.handle : undefined;
         if (!h?.stdinOpen) throw fail("closeStdin", `stdin of process ${id} is closed`);
         try {
           await h.closeStdin();
@@ -206,18 +200,8 @@ export class LocalProcesses implements ExecProcess {
         return Promise.resolve();
       },
       terminate: async (graceMs) => {
-        if (!live.running || !live.handle) return false;
-        const proc = live.handle;
-        if (graceMs === undefined || graceMs <= 0) {
-          await proc.killTree("SIGKILL");
-          return true;
-        }
-        await proc.killTree("SIGTERM");
-        clearTimeout(live.graceTimer);
-        live.graceTimer = setTimeout(() => {
-          live.graceTimer = undefined;
-          if (live.running) void proc.killTree("SIGKILL");
-        }, graceMs);
+        if (!live.running || !live.proc) return false;
+        await live.proc.kill(graceMs);
         return true;
       },
     };

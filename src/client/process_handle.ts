@@ -5,7 +5,9 @@
  *
  * @module
  */
+import { RpcError } from "../protocol/errors.ts";
 import type { StreamName, TerminalSize } from "../protocol/methods.ts";
+import { checkStartParams, checkTerminalSize } from "../protocol/spawn_rules.ts";
 import { AsyncQueue } from "../util/async_queue.ts";
 import { concatBytes } from "../util/bytes.ts";
 import { ProcessError } from "./errors.ts";
@@ -75,9 +77,10 @@ export interface ResolvedSpawnOptions {
 }
 
 /**
- * Apply defaults and check the options the same way for local and remote
- * processes, so bad input fails identically (with a `TypeError` naming the
- * field) before anything is started.
+ * Apply defaults and check the options with the server's own rules
+ * (protocol/spawn_rules.ts), so bad input fails identically for local and
+ * remote processes (a `TypeError` with the server's message) before
+ * anything is started.
  *
  * @throws {TypeError} for an empty argv, a relative cwd, a bad env entry or size
  */
@@ -85,48 +88,27 @@ export function resolveSpawnOptions(
   opts: SpawnOptions,
   defaults: SpawnDefaults,
 ): ResolvedSpawnOptions {
-  const argv = opts.argv;
-  if (!Array.isArray(argv) || argv.length === 0) {
-    throw new TypeError(`argv must be a non-empty array of strings, got ${JSON.stringify(argv)}`);
-  }
-  argv.forEach((arg, i) => {
-    if (typeof arg !== "string") {
-      throw new TypeError(`argv[${i}] must be a string, got ${JSON.stringify(arg)}`);
-    }
-    // No exec can carry a NUL; refusing it here keeps local and remote alike.
-    if (arg.includes("\0")) throw new TypeError(`argv[${i}] must not contain NUL`);
-  });
-  if (argv[0] === "") throw new TypeError("argv[0] must not be empty");
-  const cwd = opts.cwd ?? defaults.cwd;
-  if (typeof cwd !== "string" || !cwd.startsWith("/") || cwd.includes("\0")) {
-    throw new TypeError(`cwd must be an absolute path, got ${JSON.stringify(cwd)}`);
-  }
-  const arg0 = opts.arg0 ?? null;
-  if (opts.tty && arg0 !== null && arg0 !== argv[0]) {
-    // The server's rule: a terminal child is exec'd by name.
-    throw new TypeError(
-      `arg0 ${JSON.stringify(arg0)} cannot differ from argv[0] for a tty process`,
-    );
-  }
   const env = { ...(opts.env ?? defaults.env) };
-  for (const [key, value] of Object.entries(env)) {
-    if (typeof value !== "string") {
-      throw new TypeError(`env.${key} must be a string, got ${JSON.stringify(value)}`);
-    }
-    if (key === "" || key.includes("=") || key.includes("\0") || value.includes("\0")) {
-      throw new TypeError(`env has an invalid entry ${JSON.stringify(key)}`);
-    }
-  }
-  const size = opts.size;
-  if (size !== undefined) checkSize(size);
+  const p = asTypeError(() =>
+    checkStartParams({
+      processId: "-",
+      argv: opts.argv,
+      cwd: opts.cwd ?? defaults.cwd,
+      env,
+      tty: opts.tty ?? false,
+      arg0: opts.arg0,
+      pipeStdin: opts.pipeStdin,
+      size: opts.size,
+    })
+  );
   return {
-    argv: [...argv],
-    cwd,
+    argv: [...p.argv],
+    cwd: p.cwd,
     env,
-    tty: opts.tty ?? false,
-    pipeStdin: opts.pipeStdin ?? false,
-    size,
-    arg0,
+    tty: p.tty,
+    pipeStdin: p.pipeStdin ?? false,
+    size: p.size,
+    arg0: p.arg0 ?? null,
   };
 }
 
@@ -136,11 +118,16 @@ export function resolveSpawnOptions(
  * @throws {TypeError} naming the bad dimension
  */
 export function checkSize(size: TerminalSize): void {
-  for (const dim of ["rows", "cols"] as const) {
-    const v = size?.[dim];
-    if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > 65535) {
-      throw new TypeError(`size.${dim} must be an integer from 1 to 65535, got ${String(v)}`);
-    }
+  asTypeError(() => checkTerminalSize(size, "size."));
+}
+
+/** Run a protocol rule; its violation becomes a `TypeError` with the same message. */
+function asTypeError<T>(rule: () => T): T {
+  try {
+    return rule();
+  } catch (err) {
+    if (err instanceof RpcError) throw new TypeError(err.message);
+    throw err;
   }
 }
 

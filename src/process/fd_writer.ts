@@ -6,6 +6,7 @@
  * @module
  */
 import { write as fsWrite } from "node:fs";
+import { partialWritesCounted } from "../runtime/runtime.ts";
 
 /** The retry delays after EAGAIN, in ms; the last one repeats. */
 const BACKOFF_MS = [1, 2, 5, 10, 20, 50];
@@ -20,11 +21,11 @@ interface Pending {
 /** Options of {@linkcode FdWriter}. */
 export interface FdWriterOptions {
   /**
-   * The most bytes handed to one `write` call. Deno's `fs.write` writes
-   * everything or fails: on EAGAIN after a partial write it reports an
-   * error and loses the count, so a retry would write the written part
-   * again. Writing one byte at a time there keeps the count exact (the
-   * server only does it for a few marker bytes).
+   * The most bytes handed to one `write` call. By default unlimited where
+   * the runtime reports partial writes, and 1 where it does not (Deno: on
+   * EAGAIN after a partial write it reports an error and loses the count,
+   * so a retry would write the written part again; one byte at a time
+   * keeps the count exact, at the cost of speed).
    */
   chunkBytes?: number;
 }
@@ -65,7 +66,7 @@ export class FdWriter {
    */
   constructor(fd: number, options: FdWriterOptions = {}) {
     this.#fd = fd;
-    this.#chunkBytes = options.chunkBytes ?? Infinity;
+    this.#chunkBytes = options.chunkBytes ?? (partialWritesCounted ? Infinity : 1);
   }
 
   /** Bytes queued and not yet written. */

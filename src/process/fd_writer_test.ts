@@ -3,7 +3,6 @@ import { spawnSync } from "node:child_process";
 import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isDeno } from "../runtime/runtime.ts";
 import { FdWriter, WriterCancelledError } from "./fd_writer.ts";
 
 /** A FIFO opened non-blocking at both ends, its 64 KiB buffer already full. */
@@ -50,14 +49,10 @@ function drain(fd: number): number[] {
   return out;
 }
 
-// The server writes through FdWriter one byte at a time under Deno (see
-// FdWriterOptions.chunkBytes), in larger writes under Node.
-const chunkBytes = isDeno ? 1 : undefined;
-
 Deno.test("FdWriter: a full descriptor makes writes wait, in order, exactly once", async () => {
   const f = fullFifo();
   try {
-    const w = new FdWriter(f.writer, { chunkBytes });
+    const w = new FdWriter(f.writer);
     let done = 0;
     const a = w.write(new Uint8Array(300).fill(1)).then(() => done++);
     const b = w.write(new Uint8Array(200).fill(2)).then(() => done++);
@@ -80,7 +75,7 @@ Deno.test("FdWriter: a full descriptor makes writes wait, in order, exactly once
 Deno.test("FdWriter: cancel rejects what is queued and every later write", async () => {
   const f = fullFifo();
   try {
-    const w = new FdWriter(f.writer, { chunkBytes });
+    const w = new FdWriter(f.writer);
     const pending = w.write(new Uint8Array(100));
     await new Promise((r) => setTimeout(r, 20));
     assert.equal(w.pendingBytes, 100);

@@ -4,19 +4,18 @@
  *
  * @module
  */
-import { readdir, readFile } from "node:fs/promises";
 import process from "node:process";
+import { readAllProcStats, readProcStat } from "./proc_stat.ts";
 
 /**
  * The pids of all live descendants of `pid`, found through `/proc` (Linux).
  * Returns an empty list where `/proc` is not available.
  */
 export async function descendantsOf(pid: number): Promise<number[]> {
-  const stats = await procStats();
+  const stats = await readAllProcStats();
   if (!stats) return [];
   const children = new Map<number, number[]>();
-  for (const [child, fields] of stats) {
-    const ppid = Number(fields[1]);
+  for (const { pid: child, ppid } of stats) {
     const list = children.get(ppid);
     if (list) list.push(child);
     else children.set(ppid, [child]);
@@ -84,12 +83,12 @@ export async function leftoversOf(pgid: number): Promise<GroupLeftovers | undefi
   } catch {
     return undefined;
   }
-  const stats = await procStats();
+  const stats = await readAllProcStats();
   if (!stats) return undefined;
-  const members: { pid: number; start: string }[] = [];
-  for (const [pid, fields] of stats) {
-    if (Number(fields[2]) === pgid) members.push({ pid, start: fields[19] });
-  }
+  const members = stats.filter((s) => s.pgrp === pgid).map((s) => ({
+    pid: s.pid,
+    start: s.startTime,
+  }));
   return members.length > 0 ? { pgid, members } : undefined;
 }
 
@@ -105,44 +104,10 @@ export async function signalLeftovers(
 ): Promise<void> {
   if (!leftovers) return;
   for (const m of leftovers.members) {
-    const fields = await statFields(m.pid);
-    if (fields && fields[19] === m.start && Number(fields[2]) === leftovers.pgid) {
+    const stat = await readProcStat(m.pid);
+    if (stat && stat.startTime === m.start && stat.pgrp === leftovers.pgid) {
       signalGroup(leftovers.pgid, signal);
       return;
     }
   }
-}
-
-/**
- * The `/proc/PID/stat` fields of every process, read concurrently, or
- * undefined where `/proc` cannot be listed (not Linux).
- */
-async function procStats(): Promise<Map<number, string[]> | undefined> {
-  let names: string[];
-  try {
-    names = await readdir("/proc");
-  } catch {
-    return undefined;
-  }
-  const stats = new Map<number, string[]>();
-  await Promise.all(names.map(async (name) => {
-    const pid = Number(name);
-    if (!Number.isInteger(pid)) return;
-    const fields = await statFields(pid);
-    if (fields) stats.set(pid, fields);
-  }));
-  return stats;
-}
-
-/** The fields of `/proc/PID/stat` after the command name (state first). */
-async function statFields(pid: number): Promise<string[] | undefined> {
-  let stat: string;
-  try {
-    stat = await readFile(`/proc/${pid}/stat`, "latin1");
-  } catch {
-    return undefined;
-  }
-  // The command name may hold spaces and parentheses; fields resume after
-  // the last ')'. Index 2 is pgrp, 19 is starttime.
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
 }

@@ -20,11 +20,11 @@
  * @module
  */
 import type { Buffer } from "node:buffer";
-import { close, constants as fsConstants, openSync, readFileSync } from "node:fs";
+import { close, constants as fsConstants, openSync } from "node:fs";
 import { ReadStream } from "node:tty";
 import type { TerminalSize } from "../protocol/methods.ts";
 import { ExitDrain } from "./exit_drain.ts";
-import { isDeno } from "../runtime/runtime.ts";
+import { canWriteForeignFds } from "../runtime/runtime.ts";
 import { FdWriter } from "./fd_writer.ts";
 import { OutputFence } from "./output_fence.ts";
 import {
@@ -34,6 +34,7 @@ import {
   signalLeftovers,
   signalTree,
 } from "./kill_tree.ts";
+import { readProcStat } from "./proc_stat.ts";
 import { loadNativePty, type NativePty } from "./pty_native.ts";
 import { signalName } from "./signals.ts";
 import { checkCwd, resolveProgram } from "./spawn_checks.ts";
@@ -88,23 +89,6 @@ export async function spawnPtyProcess(req: SpawnRequest): Promise<ProcessHandle>
   return ref.proc;
 }
 
-/**
- * The foreground process group of `pid`'s controlling terminal (`tpgid` in
- * `/proc/PID/stat`), or undefined when there is none or it cannot be read.
- */
-function foregroundGroupOf(pid: number): number | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-  } catch {
-    return undefined;
-  }
-  // Fields resume after the command name's last ')': state, ppid, pgrp,
-  // session, tty_nr, tpgid.
-  const tpgid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[5]);
-  return Number.isInteger(tpgid) && tpgid > 0 ? tpgid : undefined;
-}
-
 class PtyProcess implements ProcessHandle {
   readonly pid: number;
   readonly finished: Promise<ExitStatus>;
@@ -131,9 +115,10 @@ class PtyProcess implements ProcessHandle {
   #fenceRetry: ReturnType<typeof setTimeout> | undefined;
   #fenceAttempts = 0;
   /**
-   * Writes to the master under Node, whose TTY stream retries EAGAIN in a
-   * busy loop on the main thread when the child does not read its input.
-   * Deno refuses fs writes to the raw fd, and its stream does not spin.
+   * Writes to the master where the runtime allows fs writes to it (Node),
+   * because Node's TTY stream retries EAGAIN in a busy loop on the main
+   * thread when the child does not read its input. Deno's stream does not
+   * spin, and Deno refuses those writes anyway.
    */
   #masterWriter: FdWriter | undefined;
 
@@ -148,7 +133,7 @@ class PtyProcess implements ProcessHandle {
     this.#fd = fd;
     this.#native = native;
     this.#onOutput = req.onOutput;
-    this.#masterWriter = isDeno ? undefined : new FdWriter(fd);
+    this.#masterWriter = canWriteForeignFds ? new FdWriter(fd) : undefined;
     try {
       // Non-blocking: the marker is written into a terminal that may be
       // full or stopped (^S), and no thread may wait on that.
@@ -234,9 +219,12 @@ class PtyProcess implements ProcessHandle {
     // A job-control shell runs its foreground job in a group of its own and
     // ignores SIGINT itself; like Ctrl-C on a terminal, the signal must
     // reach that job. The kernel only lets the terminal's foreground group
-    // be a group of the child's own session.
-    const foreground = foregroundGroupOf(this.pid);
-    if (foreground !== undefined && foreground !== this.pid) signalGroup(foreground, signal);
+    // be a group of the child's own session; a stat whose session is not
+    // the child's belongs to a process that reused its pid.
+    void readProcStat(this.pid).then((stat) => {
+      if (!stat || stat.session !== this.pid) return;
+      if (stat.tpgid > 0 && stat.tpgid !== this.pid) signalGroup(stat.tpgid, signal);
+    });
   }
 
   pause(): void {

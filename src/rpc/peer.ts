@@ -13,14 +13,14 @@ import { classifyMessage, type ErrorObject, type RequestId } from "../protocol/m
  * response has been handed to the transport, so that anything the callback
  * sends is ordered after the response.
  */
-export class ResultWithEffect {
+export class ResultWithEffect<R = unknown> {
   /** The result to send. */
-  readonly result: unknown;
+  readonly result: R;
   /** Runs once the response was sent. */
   readonly afterSend: () => void;
 
   /** Pair a result with what must happen after it is sent. */
-  constructor(result: unknown, afterSend: () => void) {
+  constructor(result: R, afterSend: () => void) {
     this.result = result;
     this.afterSend = afterSend;
   }

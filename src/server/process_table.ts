@@ -5,29 +5,26 @@
  *
  * @module
  */
-import { encodeBase64 } from "../protocol/base64.ts";
 import { internalError, invalidParams, invalidRequest } from "../protocol/errors.ts";
-import {
-  Method,
-  type ProcessExitedParams,
-  type ProcessReadResult,
-  type ProcessStartParams,
-  type StreamName,
-  type TerminalSize,
+import type {
+  ProcessReadResult,
+  ProcessStartParams,
+  StreamName,
+  TerminalSize,
 } from "../protocol/methods.ts";
 import { normalizeSignal, UnknownSignalError } from "../process/signals.ts";
-import { SpawnCheckError } from "../process/spawn_checks.ts";
-import { spawnProcess } from "../process/spawn.ts";
 import {
-  type ExitStatus,
-  NotATerminalError,
-  type ProcessHandle,
-  StdinClosedError,
-} from "../process/types.ts";
+  type ControlledProcess,
+  type SpawnFailedError,
+  startControlled,
+  type TimedExit,
+} from "../process/controller.ts";
+import { NotATerminalError, type ProcessHandle, StdinClosedError } from "../process/types.ts";
 import { WriterCancelledError } from "../process/fd_writer.ts";
 import { ExitedRetention } from "./exited_retention.ts";
 import { serverIdleCollector } from "./idle_collector.ts";
-import { OutputBuffer } from "./output_buffer.ts";
+import { ManagedProcess } from "./managed_process.ts";
+import { exitedNote, outputNote, readResult } from "./process_notes.ts";
 import { concatBytes } from "../util/bytes.ts";
 import { within } from "../util/deadline.ts";
 import type { ServerOptions } from "./options.ts";
@@ -38,61 +35,6 @@ export interface NotificationSink {
   send(text: string): boolean;
   /** Register a listener for when paused output may resume. */
   onDrain(listener: () => void): void;
-}
-
-interface Exit extends ExitStatus {
-  exitedAtMs: number;
-  durationMs: number;
-}
-
-class ManagedProcess {
-  readonly id: string;
-  readonly tty: boolean;
-  readonly output: OutputBuffer;
-  readonly startedAtMs = Date.now();
-  readonly #startedAt = performance.now();
-  handle: ProcessHandle | undefined;
-  exit: Exit | undefined;
-  /** Set when terminate arrives while the process is still starting. */
-  killWhenStarted: { graceMs?: number } | undefined;
-  /** The id as a JSON string, serialized once for every notification. */
-  readonly idJson: string;
-  /** Output notifications wait until the start response has been sent. */
-  announced = false;
-  pendingNotes: string[] = [];
-  /** Output read since the last flush, merged into one chunk (same stream). */
-  coalesceStream: StreamName | undefined;
-  coalesceParts: Uint8Array[] = [];
-  coalesceBytes = 0;
-  waiters = new Set<() => void>();
-  graceTimer: ReturnType<typeof setTimeout> | undefined;
-  stdinClosedByClient = false;
-
-  constructor(id: string, tty: boolean, capBytes: number) {
-    this.id = id;
-    this.idJson = JSON.stringify(id);
-    this.tty = tty;
-    this.output = new OutputBuffer(capBytes);
-  }
-
-  get running(): boolean {
-    return this.exit === undefined;
-  }
-
-  finish(status: ExitStatus): Exit {
-    // Time the exit itself, not the end of the wait for its output.
-    const now = performance.now();
-    const at = status.exitedAt ?? now;
-    const durationMs = Math.round((at - this.#startedAt) * 1000) / 1000;
-    this.exit = { ...status, exitedAtMs: Math.round(Date.now() - (now - at)), durationMs };
-    return this.exit;
-  }
-
-  wake(): void {
-    const waiters = [...this.waiters];
-    this.waiters.clear();
-    for (const w of waiters) w();
-  }
 }
 
 /**
@@ -107,7 +49,7 @@ const COALESCE_MAX_BYTES = 64 * 1024;
 /** Wait until every process in `procs` has finished, or `ms` have passed. */
 async function finishedWithin(procs: ManagedProcess[], ms: number): Promise<void> {
   if (procs.length === 0) return;
-  await within(Promise.all(procs.map((mp) => mp.handle!.finished)), ms);
+  await within(Promise.all(procs.map((mp) => mp.proc!.finished)), ms);
 }
 
 /**
@@ -184,9 +126,9 @@ export class ProcessTable {
     const mp = new ManagedProcess(p.processId, p.tty, this.#opts.maxOutputBytes);
     this.#procs.set(p.processId, mp);
     serverIdleCollector.started();
-    let handle: ProcessHandle;
+    let proc: ControlledProcess;
     try {
-      handle = await spawnProcess({
+      proc = await startControlled({
         argv: p.argv,
         arg0: p.arg0,
         cwd: p.cwd,
@@ -199,29 +141,22 @@ export class ProcessTable {
       });
     } catch (err) {
       this.#procs.delete(p.processId);
-      if (err instanceof SpawnCheckError) {
-        throw internalError(`cannot start ${p.processId} (${p.argv[0]}): ${err.message}`, {
-          errno: err.errno,
-        });
-      }
-      throw internalError(
-        `cannot start ${p.processId} (${p.argv[0]}): ${
-          err instanceof Error ? err.message : String(err)
-        }`,
-      );
+      const failure = err as SpawnFailedError;
+      const message = `cannot start ${p.processId} (${p.argv[0]}): ${failure.message}`;
+      throw internalError(message, failure.errno ? { errno: failure.errno } : undefined);
     }
-    mp.handle = handle;
-    this.#opts.logger.debug(`started ${p.processId} pid ${handle.pid} tty=${p.tty}`);
+    mp.proc = proc;
+    this.#opts.logger.debug(`started ${p.processId} pid ${proc.handle.pid} tty=${p.tty}`);
     if (this.#closed) {
-      void handle.killTree("SIGKILL");
+      void proc.kill();
     } else if (this.#paused) {
-      handle.pause();
+      proc.handle.pause();
     }
-    handle.finished.then((status) => this.#onFinished(mp, status));
+    proc.finished.then((exit) => this.#onFinished(mp, exit));
     if (mp.killWhenStarted) {
       const { graceMs } = mp.killWhenStarted;
       mp.killWhenStarted = undefined;
-      this.#kill(mp, graceMs);
+      void proc.kill(graceMs);
     }
     return () => this.#announce(mp);
   }
@@ -252,25 +187,7 @@ export class ProcessTable {
       this.#flush(mp);
       slice = mp.output.read(afterSeq, maxBytes);
     }
-    // Report the exit only with the last chunk, so a client paging with
-    // maxBytes never stops early.
-    const exited = mp.exit !== undefined && slice.complete;
-    const result: ProcessReadResult = {
-      chunks: slice.chunks.map((c) => ({
-        seq: c.seq,
-        stream: c.stream,
-        chunk: encodeBase64(c.data),
-      })),
-      nextSeq: slice.nextSeq,
-      exited,
-      exitCode: exited ? mp.exit!.exitCode : null,
-    };
-    if (exited) {
-      result.signal = mp.exit!.signal;
-      result.durationMs = mp.exit!.durationMs;
-    }
-    if (slice.evicted) result.evicted = slice.evicted;
-    return result;
+    return readResult(slice, mp.exit);
   }
 
   /** Write to a process's stdin. */
@@ -352,11 +269,11 @@ export class ProcessTable {
   terminate(id: string, graceMs?: number): boolean {
     const mp = this.#procs.get(id);
     if (!mp || !mp.running) return false;
-    if (!mp.handle) {
+    if (!mp.proc) {
       mp.killWhenStarted = { graceMs };
       return true;
     }
-    this.#kill(mp, graceMs);
+    void mp.proc.kill(graceMs);
     return true;
   }
 
@@ -366,31 +283,31 @@ export class ProcessTable {
     this.#exited.clear();
     const kills: Promise<void>[] = [];
     for (const mp of this.#procs.values()) {
-      if (mp.graceTimer) clearTimeout(mp.graceTimer);
+      mp.proc?.dispose();
       mp.wake();
-      if (!mp.handle) {
+      if (!mp.proc) {
         mp.killWhenStarted = {};
         continue;
       }
       // Output is discarded from now on, but it must still be read: a
       // paused PTY or pipe would otherwise never reach EOF, keeping its
       // descriptors (and, for a PTY, its end marker) waiting forever.
-      if (this.#paused) mp.handle.resume();
+      if (this.#paused) mp.proc.handle.resume();
       // Exited leaders may have left members in their group.
-      kills.push(mp.handle.killTree("SIGKILL"));
+      kills.push(mp.proc.kill());
     }
     await Promise.all(kills);
   }
 
   /** Shut down politely: SIGTERM to every tree, SIGKILL after `graceMs`. */
   async terminateAll(graceMs: number): Promise<void> {
-    const running = [...this.#procs.values()].filter((mp) => mp.running && mp.handle);
-    await Promise.all(running.map((mp) => mp.handle!.killTree("SIGTERM")));
+    const running = [...this.#procs.values()].filter((mp) => mp.running && mp.proc);
+    await Promise.all(running.map((mp) => mp.proc!.handle.killTree("SIGTERM")));
     await finishedWithin(running, graceMs);
     // SIGKILL the rest while notifications still flow, so that the client
     // learns of these exits too; closeAll() below reports nothing.
     const left = running.filter((mp) => mp.running);
-    await Promise.all(left.map((mp) => mp.handle!.killTree("SIGKILL")));
+    await Promise.all(left.map((mp) => mp.proc!.kill()));
     await finishedWithin(left, graceMs);
     await this.closeAll();
   }
@@ -402,22 +319,8 @@ export class ProcessTable {
   }
 
   #requireHandle(mp: ManagedProcess): ProcessHandle {
-    if (!mp.handle) throw invalidRequest(`process ${mp.id} is still starting`);
-    return mp.handle;
-  }
-
-  #kill(mp: ManagedProcess, graceMs: number | undefined): void {
-    const handle = mp.handle!;
-    if (graceMs === undefined || graceMs <= 0) {
-      void handle.killTree("SIGKILL");
-      return;
-    }
-    void handle.killTree("SIGTERM");
-    if (mp.graceTimer) clearTimeout(mp.graceTimer);
-    mp.graceTimer = setTimeout(() => {
-      mp.graceTimer = undefined;
-      if (mp.running) void handle.killTree("SIGKILL");
-    }, graceMs);
+    if (!mp.proc) throw invalidRequest(`process ${mp.id} is still starting`);
+    return mp.proc.handle;
   }
 
   #onOutput(mp: ManagedProcess, stream: StreamName, data: Uint8Array): void {
@@ -458,34 +361,16 @@ export class ProcessTable {
     const chunk = mp.output.append(stream, data);
     if (mp.waiters.size > 0) mp.wake();
     if (this.#closed) return;
-    // Built by hand: base64 needs no escaping, and the chunk is the bulk of
-    // every output notification.
-    this.#send(
-      mp,
-      `{"method":"process/output","params":{"processId":${mp.idJson},"stream":"${stream}","chunk":"${
-        encodeBase64(data)
-      }","seq":${chunk.seq}}}`,
-    );
+    this.#send(mp, outputNote(mp.idJson, stream, data, chunk.seq));
   }
 
-  #onFinished(mp: ManagedProcess, status: ExitStatus): void {
-    if (mp.graceTimer) clearTimeout(mp.graceTimer);
+  #onFinished(mp: ManagedProcess, exit: TimedExit): void {
     this.#flush(mp);
-    const exit = mp.finish(status);
+    mp.exit = exit;
     serverIdleCollector.exited();
     this.#opts.logger.debug(`process ${mp.id} exited ${exit.exitCode} ${exit.signal ?? ""}`);
     mp.wake();
-    if (!this.#closed) {
-      const params: ProcessExitedParams = {
-        processId: mp.id,
-        exitCode: exit.exitCode,
-        signal: exit.signal,
-        startedAtMs: mp.startedAtMs,
-        exitedAtMs: exit.exitedAtMs,
-        durationMs: exit.durationMs,
-      };
-      this.#send(mp, JSON.stringify({ method: Method.ProcessExited, params }));
-    }
+    if (!this.#closed) this.#send(mp, exitedNote(mp.id, mp.proc!.startedAtMs, exit));
     if (this.#closed) return;
     this.#exited.add(mp, mp.output.retainedBytes);
   }
@@ -513,14 +398,14 @@ export class ProcessTable {
     if (this.#paused) return;
     this.#paused = true;
     this.#opts.logger.debug("client is slow: pausing process output");
-    for (const mp of this.#procs.values()) if (mp.running) mp.handle?.pause();
+    for (const mp of this.#procs.values()) if (mp.running) mp.proc?.handle.pause();
   }
 
   #resumeAll(): void {
     if (!this.#paused) return;
     this.#paused = false;
     this.#opts.logger.debug("client caught up: resuming process output");
-    for (const mp of this.#procs.values()) if (mp.running) mp.handle?.resume();
+    for (const mp of this.#procs.values()) if (mp.running) mp.proc?.handle.resume();
   }
 }
 

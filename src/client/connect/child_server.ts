@@ -7,9 +7,9 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import process from "node:process";
-import type { Readable, Writable } from "node:stream";
 import type { FrameConnection } from "../../rpc/connection.ts";
 import { StdioConnection } from "../../transport/stdio.ts";
+import { readableFromNode, writableFromNode } from "../../runtime/node_streams.ts";
 import { within } from "../../util/deadline.ts";
 import { ConnectError } from "../errors.ts";
 
@@ -159,58 +159,4 @@ async function stopChild(
 
 function quoteForDisplay(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
-}
-
-/** A Node readable as a Web stream of bytes, with backpressure. */
-function readableFromNode(stream: Readable): ReadableStream<Uint8Array> {
-  let done = false;
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      stream.on("data", (chunk: Uint8Array) => {
-        if (done) return;
-        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-        if ((controller.desiredSize ?? 1) <= 0) stream.pause();
-      });
-      const finish = () => {
-        if (done) return;
-        done = true;
-        controller.close();
-      };
-      stream.on("end", finish);
-      stream.on("close", finish);
-      stream.on("error", (err) => {
-        if (done) return;
-        done = true;
-        controller.error(err);
-      });
-    },
-    pull() {
-      stream.resume();
-    },
-    cancel() {
-      done = true;
-      stream.destroy();
-    },
-  }, { highWaterMark: 16 });
-}
-
-/** A Node writable as a Web stream of bytes; each write resolves once handed to the OS. */
-function writableFromNode(stream: Writable): WritableStream<Uint8Array> {
-  return new WritableStream<Uint8Array>({
-    write(chunk) {
-      return new Promise<void>((resolve, reject) => {
-        stream.write(chunk, (err) => err ? reject(err) : resolve());
-      });
-    },
-    close() {
-      return new Promise<void>((resolve) => {
-        if (stream.writableFinished || stream.destroyed) return resolve();
-        stream.once("close", () => resolve());
-        stream.end(() => resolve());
-      });
-    },
-    abort() {
-      stream.destroy();
-    },
-  });
 }

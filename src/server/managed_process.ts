@@ -1,0 +1,59 @@
+/**
+ * One process of a connection as the table tracks it: its id, its control
+ * (once started), what it retained, and what is waiting to be sent.
+ *
+ * @module
+ */
+import type { StreamName } from "../protocol/methods.ts";
+import type { ControlledProcess, TimedExit } from "../process/controller.ts";
+import { OutputBuffer } from "./output_buffer.ts";
+
+/** A process of one connection, from the reservation of its id on. */
+export class ManagedProcess {
+  /** The client's id for it. */
+  readonly id: string;
+  /** Whether it runs on a terminal. */
+  readonly tty: boolean;
+  /** What `process/read` returns. */
+  readonly output: OutputBuffer;
+  /** The id as a JSON string, serialized once for every notification. */
+  readonly idJson: string;
+  /** Set once it started. */
+  proc: ControlledProcess | undefined;
+  /** Set once its exit has been reported. */
+  exit: TimedExit | undefined;
+  /** Set when terminate arrives while the process is still starting. */
+  killWhenStarted: { graceMs?: number } | undefined;
+  /** Output notifications wait until the start response has been sent. */
+  announced = false;
+  /** Notifications held until then. */
+  pendingNotes: string[] = [];
+  /** Output read since the last flush, merged into one chunk (same stream). */
+  coalesceStream: StreamName | undefined;
+  /** The parts of that chunk. */
+  coalesceParts: Uint8Array[] = [];
+  /** Their total size. */
+  coalesceBytes = 0;
+  /** Reads waiting for output or the exit. */
+  waiters: Set<() => void> = new Set();
+
+  /** @param capBytes the most output bytes retained for reading */
+  constructor(id: string, tty: boolean, capBytes: number) {
+    this.id = id;
+    this.idJson = JSON.stringify(id);
+    this.tty = tty;
+    this.output = new OutputBuffer(capBytes);
+  }
+
+  /** Starting or running: its exit has not been reported yet. */
+  get running(): boolean {
+    return this.exit === undefined;
+  }
+
+  /** Wake every waiting read. */
+  wake(): void {
+    const waiters = [...this.waiters];
+    this.waiters.clear();
+    for (const w of waiters) w();
+  }
+}
