@@ -46,3 +46,5 @@ export {
   WebSocketConfigError,
 } from "./src/transport/websocket_auth.ts";
 export { ListenError } from "./src/runtime/websocket_server.ts";
+// Were exported by the protocol module until 0.2; they read runtime errors.
+export { declaredErrnoOf as errnoOf, toRpcError } from "./src/runtime/errno.ts";

@@ -6,15 +6,10 @@
  * @module
  */
 import { ErrorCode } from "../protocol/errors.ts";
-import {
-  type CopyOptions,
-  type CreateDirectoryOptions,
-  type DirectoryEntry,
-  type FileMetadata,
-  type FileSystem,
-  FileSystemError,
-  type RemoveOptions,
-} from "../fs/types.ts";
+import type * as types from "../fs/types.ts";
+import { FileSystemError } from "../fs/types.ts";
+import { refused } from "../fs/errno.ts";
+import { checkedPath } from "../fs/paths.ts";
 import { ServerError } from "./errors.ts";
 
 /** The typed `fs/*` calls {@linkcode RemoteFileSystem} is built on (an `ExecServerClient`). */
@@ -24,15 +19,15 @@ export interface FsCalls {
   /** `fs/writeFile`. */
   fsWriteFile(path: string, data: Uint8Array): Promise<void>;
   /** `fs/createDirectory`. */
-  fsCreateDirectory(path: string, options?: CreateDirectoryOptions): Promise<void>;
+  fsCreateDirectory(path: string, options?: types.CreateDirectoryOptions): Promise<void>;
   /** `fs/getMetadata`. */
-  fsGetMetadata(path: string): Promise<FileMetadata>;
+  fsGetMetadata(path: string): Promise<types.FileMetadata>;
   /** `fs/readDirectory`. */
-  fsReadDirectory(path: string): Promise<DirectoryEntry[]>;
+  fsReadDirectory(path: string): Promise<types.DirectoryEntry[]>;
   /** `fs/remove`. */
-  fsRemove(path: string, options?: RemoveOptions): Promise<void>;
+  fsRemove(path: string, options?: types.RemoveOptions): Promise<void>;
   /** `fs/copy`. */
-  fsCopy(sourcePath: string, destinationPath: string, options?: CopyOptions): Promise<void>;
+  fsCopy(sourcePath: string, destinationPath: string, options?: types.CopyOptions): Promise<void>;
 }
 
 /**
@@ -52,34 +47,15 @@ export function toFileSystemError(err: unknown, path: string): unknown {
 /**
  * Paths are checked here exactly as the local implementation checks them,
  * so a relative path fails the same way on both sides (the server would
- * refuse it with a differently worded -32602).
+ * refuse it with a differently worded -32602). A value starting with
+ * `file:` (in lower case only) is left for the server to judge.
  */
 function checkPath(op: string, path: string): void {
   if (typeof path !== "string") {
-    throw new FileSystemError(
-      "invalidInput",
-      "EINVAL",
-      String(path),
-      `${op} ${String(path)}: path must be a string`,
-    );
+    throw refused(op, String(path), "EINVAL", "path must be a string");
   }
   if (path.startsWith("file:")) return;
-  if (!path.startsWith("/")) {
-    throw new FileSystemError(
-      "invalidInput",
-      "EINVAL",
-      path,
-      `${op} ${path}: path must be absolute`,
-    );
-  }
-  if (path.includes("\0")) {
-    throw new FileSystemError(
-      "invalidInput",
-      "EINVAL",
-      path,
-      `${op} ${path}: path must not contain NUL`,
-    );
-  }
+  checkedPath(op, path, { fileUris: false });
 }
 
 /**
@@ -94,7 +70,7 @@ function checkPath(op: string, path: string): void {
  * await client.close();
  * ```
  */
-export class RemoteFileSystem implements FileSystem {
+export class RemoteFileSystem implements types.FileSystem {
   #calls: FsCalls;
 
   /** Use `calls` (normally an `ExecServerClient`) for the wire. */
@@ -102,67 +78,58 @@ export class RemoteFileSystem implements FileSystem {
     this.#calls = calls;
   }
 
-  async readFile(path: string): Promise<Uint8Array> {
-    checkPath("readFile", path);
-    try {
-      return await this.#calls.fsReadFile(path);
-    } catch (err) {
-      throw toFileSystemError(err, path);
-    }
+  /** Read a whole file (`fs/readFile`). */
+  readFile(path: string): Promise<Uint8Array> {
+    return this.#call("readFile", path, () => this.#calls.fsReadFile(path));
   }
 
-  async writeFile(path: string, data: Uint8Array): Promise<void> {
-    checkPath("writeFile", path);
-    try {
-      await this.#calls.fsWriteFile(path, data);
-    } catch (err) {
-      throw toFileSystemError(err, path);
-    }
+  /** Create or replace a file atomically (`fs/writeFile`). */
+  writeFile(path: string, data: Uint8Array): Promise<void> {
+    return this.#call("writeFile", path, () => this.#calls.fsWriteFile(path, data));
   }
 
-  async createDirectory(path: string, options?: CreateDirectoryOptions): Promise<void> {
-    checkPath("createDirectory", path);
-    try {
-      await this.#calls.fsCreateDirectory(path, options);
-    } catch (err) {
-      throw toFileSystemError(err, path);
-    }
+  /** Create a directory (`fs/createDirectory`). */
+  createDirectory(path: string, options?: types.CreateDirectoryOptions): Promise<void> {
+    return this.#call("createDirectory", path, () => this.#calls.fsCreateDirectory(path, options));
   }
 
-  async getMetadata(path: string): Promise<FileMetadata> {
-    checkPath("getMetadata", path);
-    try {
-      return await this.#calls.fsGetMetadata(path);
-    } catch (err) {
-      throw toFileSystemError(err, path);
-    }
+  /** Describe a path (`fs/getMetadata`). */
+  getMetadata(path: string): Promise<types.FileMetadata> {
+    return this.#call("getMetadata", path, () => this.#calls.fsGetMetadata(path));
   }
 
-  async readDirectory(path: string): Promise<DirectoryEntry[]> {
-    checkPath("readDirectory", path);
-    try {
-      return await this.#calls.fsReadDirectory(path);
-    } catch (err) {
-      throw toFileSystemError(err, path);
-    }
+  /** List a directory (`fs/readDirectory`). */
+  readDirectory(path: string): Promise<types.DirectoryEntry[]> {
+    return this.#call("readDirectory", path, () => this.#calls.fsReadDirectory(path));
   }
 
-  async remove(path: string, options?: RemoveOptions): Promise<void> {
-    checkPath("remove", path);
-    try {
-      await this.#calls.fsRemove(path, options);
-    } catch (err) {
-      throw toFileSystemError(err, path);
-    }
+  /** Remove a file or directory (`fs/remove`). */
+  remove(path: string, options?: types.RemoveOptions): Promise<void> {
+    return this.#call("remove", path, () => this.#calls.fsRemove(path, options));
   }
 
-  async copy(sourcePath: string, destinationPath: string, options?: CopyOptions): Promise<void> {
+  /** Copy a file, symlink or directory (`fs/copy`); errors name the source. */
+  async copy(
+    sourcePath: string,
+    destinationPath: string,
+    options?: types.CopyOptions,
+  ): Promise<void> {
     checkPath("copy", sourcePath);
     checkPath("copy", destinationPath);
     try {
       await this.#calls.fsCopy(sourcePath, destinationPath, options);
     } catch (err) {
       throw toFileSystemError(err, sourcePath);
+    }
+  }
+
+  /** Check `path`, then make the call, its server errors turned into FileSystemErrors. */
+  async #call<T>(op: string, path: string, call: () => Promise<T>): Promise<T> {
+    checkPath(op, path);
+    try {
+      return await call();
+    } catch (err) {
+      throw toFileSystemError(err, path);
     }
   }
 }

@@ -4,13 +4,10 @@
  *
  * @module
  */
+import { decodeBase64, InvalidBase64Error } from "./base64.ts";
 import { invalidParams } from "./errors.ts";
-
-function show(value: unknown): string {
-  if (value === undefined) return "nothing";
-  const text = JSON.stringify(value);
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
-}
+import { parsePath } from "./paths.ts";
+import { show } from "./show.ts";
 
 /** Require `params` to be an object; absent params read as `{}`. */
 export function paramsObject(
@@ -24,16 +21,24 @@ export function paramsObject(
   return params as Record<string, unknown>;
 }
 
-/** A required string field. */
-export function requireString(
-  obj: Record<string, unknown>,
-  field: string,
-): string {
-  const value = obj[field];
-  if (typeof value !== "string") {
-    throw invalidParams(`${field} must be a string, got ${show(value)}`);
+/** The types {@linkcode typed} checks, by their `typeof` name. */
+interface Typed {
+  string: string;
+  boolean: boolean;
+}
+
+/** `value` if its `typeof` is `type`, else an error naming the field and value. */
+function typed<K extends keyof Typed>(value: unknown, field: string, type: K): Typed[K] {
+  const actual: string = typeof value;
+  if (actual !== type) {
+    throw invalidParams(`${field} must be a ${type}, got ${show(value)}`);
   }
-  return value;
+  return value as Typed[K];
+}
+
+/** A required string field. */
+export function requireString(obj: Record<string, unknown>, field: string): string {
+  return typed(obj[field], field, "string");
 }
 
 /** A required non-empty string field. */
@@ -47,15 +52,8 @@ export function requireNonEmptyString(
 }
 
 /** A required boolean field. */
-export function requireBoolean(
-  obj: Record<string, unknown>,
-  field: string,
-): boolean {
-  const value = obj[field];
-  if (typeof value !== "boolean") {
-    throw invalidParams(`${field} must be a boolean, got ${show(value)}`);
-  }
-  return value;
+export function requireBoolean(obj: Record<string, unknown>, field: string): boolean {
+  return typed(obj[field], field, "boolean");
 }
 
 /** An optional boolean field with a default (null reads as absent). */
@@ -66,10 +64,7 @@ export function optionalBoolean(
 ): boolean {
   const value = obj[field];
   if (value === undefined || value === null) return fallback;
-  if (typeof value !== "boolean") {
-    throw invalidParams(`${field} must be a boolean, got ${show(value)}`);
-  }
-  return value;
+  return typed(value, field, "boolean");
 }
 
 /**
@@ -153,6 +148,28 @@ export function requireStringRecord(
 }
 
 /**
+ * A required field of standard padded base64, decoded.
+ *
+ * @example
+ * ```ts
+ * import { requireBase64 } from "./validate.ts";
+ * requireBase64({ data: "aGk=" }, "data"); // Uint8Array [104, 105]
+ * ```
+ */
+export function requireBase64(
+  obj: Record<string, unknown>,
+  field: string,
+): Uint8Array {
+  const text = requireString(obj, field);
+  try {
+    return decodeBase64(text);
+  } catch (err) {
+    if (err instanceof InvalidBase64Error) throw invalidParams(`${field}: ${err.message}`);
+    throw err;
+  }
+}
+
+/**
  * A required absolute path; `file://` URIs are accepted and converted.
  *
  * @example
@@ -169,44 +186,12 @@ export function requireAbsolutePath(
   return absolutePath(value, field);
 }
 
-/** Check that `value` is an absolute path or a `file://` URI; return the path. */
+/**
+ * Check that `value` is an absolute path or a `file://` URI (by the rule of
+ * {@linkcode parsePath}); return the path.
+ */
 export function absolutePath(value: string, field: string): string {
-  let path = value;
-  if (/^file:/i.test(value)) {
-    // URL parsing would turn "file:x" into "/x": a URI must be absolute too.
-    if (!/^file:\//i.test(value)) {
-      throw invalidParams(`${field} must be an absolute file URI, got ${show(value)}`);
-    }
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      throw invalidParams(`${field} is not a valid file URI: ${show(value)}`);
-    }
-    if (url.host !== "" && url.host !== "localhost") {
-      throw invalidParams(`${field} names a remote host: ${show(value)}`);
-    }
-    // A '?' or '#' would otherwise be dropped silently from the path.
-    if (url.search !== "" || url.hash !== "" || /[?#]/.test(value)) {
-      throw invalidParams(
-        `${field} file URI has a query or fragment (percent-encode ? and #): ${show(value)}`,
-      );
-    }
-    // An encoded '/' would name a different path than its segments say.
-    if (/%2f/i.test(url.pathname)) {
-      throw invalidParams(`${field} file URI encodes a '/' (%2F): ${show(value)}`);
-    }
-    try {
-      path = decodeURIComponent(url.pathname);
-    } catch {
-      throw invalidParams(`${field} is not a valid file URI: ${show(value)}`);
-    }
-  }
-  if (!path.startsWith("/")) {
-    throw invalidParams(`${field} must be an absolute path, got ${show(value)}`);
-  }
-  if (path.includes("\0")) {
-    throw invalidParams(`${field} must not contain NUL: ${show(value)}`);
-  }
-  return path;
+  const parsed = parsePath(value);
+  if (!parsed.ok) throw invalidParams(`${field} ${parsed.reason}`);
+  return parsed.path;
 }

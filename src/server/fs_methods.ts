@@ -4,16 +4,17 @@
  *
  * @module
  */
-import { decodeBase64, encodeBase64, InvalidBase64Error } from "../protocol/base64.ts";
-import { ErrorCode, invalidParams, RpcError, toRpcError } from "../protocol/errors.ts";
+import { encodeBase64 } from "../protocol/base64.ts";
+import { ErrorCode, RpcError } from "../protocol/errors.ts";
 import { Method } from "../protocol/methods.ts";
 import {
   optionalBoolean,
   paramsObject,
   requireAbsolutePath,
-  requireString,
+  requireBase64,
 } from "../protocol/validate.ts";
 import { type FileSystem, FileSystemError } from "../fs/types.ts";
+import { toRpcError } from "../runtime/errno.ts";
 import type { MethodHandler } from "./process_methods.ts";
 
 /**
@@ -23,15 +24,6 @@ import type { MethodHandler } from "./process_methods.ts";
 export function fileSystemRpcError(err: FileSystemError): RpcError {
   const code = err.kind === "invalidInput" ? ErrorCode.InvalidRequest : ErrorCode.InternalError;
   return new RpcError(code, err.message, err.errno ? { errno: err.errno } : undefined);
-}
-
-function decodeData(text: string, field: string): Uint8Array {
-  try {
-    return decodeBase64(text);
-  } catch (err) {
-    if (err instanceof InvalidBase64Error) throw invalidParams(`${field}: ${err.message}`);
-    throw err;
-  }
 }
 
 /** Run a filesystem call, translating whatever it throws into an RpcError. */
@@ -69,7 +61,7 @@ export function fsMethods(fs: FileSystem): Map<string, MethodHandler> {
   handlers.set(Method.FsWriteFile, (params) => {
     const p = paramsObject(params, Method.FsWriteFile);
     const path = requireAbsolutePath(p, "path");
-    const data = decodeData(requireString(p, "dataBase64"), "dataBase64");
+    const data = requireBase64(p, "dataBase64");
     return run(Method.FsWriteFile, async () => {
       await fs.writeFile(path, data);
       return {};

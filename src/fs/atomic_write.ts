@@ -1,0 +1,117 @@
+/**
+ * `writeFile` of the local filesystem: the bytes go to a temp file in the
+ * target's directory, are fsynced and renamed over the target, so a
+ * failure never leaves a half-written file. The old file's mode (and, when
+ * permitted, owner) is kept, and writing through a symlink replaces the
+ * file the link points to.
+ *
+ * @module
+ */
+import { constants, type Stats } from "node:fs";
+import * as fsp from "node:fs/promises";
+import { dirname, isAbsolute } from "node:path";
+import { orOsError, osError, refused } from "./errno.ts";
+import { tempName } from "./paths.ts";
+import { kindOf, statOrUndefined } from "./stat.ts";
+
+/** Symlinks followed before `writeFile` gives up with `ELOOP` (Linux's own limit). */
+const MAX_SYMLINK_HOPS = 40;
+
+const op = "writeFile";
+
+/**
+ * Create or replace the file at `path` (already checked to be absolute)
+ * atomically. Refuses directories (`EISDIR`) and existing non-regular files
+ * (`EINVAL`); failures are `FileSystemError`s.
+ *
+ * @example
+ * ```ts
+ * import { atomicWrite } from "./atomic_write.ts";
+ * await atomicWrite("/tmp/hello.txt", new TextEncoder().encode("hi"));
+ * ```
+ */
+export async function atomicWrite(path: string, data: Uint8Array): Promise<void> {
+  if (path.endsWith("/")) throw osError(op, path, { code: "EISDIR" });
+  const target = await orOsError(op, path, () => resolveFinalSymlinks(path));
+  const existing = await orOsError(op, path, () => statOrUndefined(target));
+  if (existing?.isDirectory()) throw osError(op, path, { code: "EISDIR" });
+  if (existing && !existing.isFile()) {
+    throw refused(op, path, "EINVAL", `${kindOf(existing)} cannot be replaced by a file`);
+  }
+  const temp = tempName(target);
+  // A replacement starts private so the new bytes are never visible under
+  // looser permissions than the old file had; a new file gets the usual
+  // 0666 minus umask.
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+  const mode = existing ? 0o600 : 0o666;
+  let handle: fsp.FileHandle | undefined = await orOsError(
+    op,
+    path,
+    () => fsp.open(temp, flags, mode),
+  );
+  try {
+    await writeAll(handle, data);
+    if (existing) {
+      // Owner first: chown clears set-id bits that chmod then restores.
+      await handle.chown(existing.uid, existing.gid).catch(() => {});
+      await handle.chmod(existing.mode & 0o7777);
+    }
+    await handle.sync();
+    await handle.close();
+    handle = undefined;
+    await fsp.rename(temp, target);
+  } catch (err) {
+    await handle?.close().catch(() => {});
+    await fsp.unlink(temp).catch(() => {});
+    throw osError(op, path, err);
+  }
+  await syncDirectory(dirname(target));
+}
+
+async function writeAll(handle: fsp.FileHandle, data: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < data.byteLength) {
+    const { bytesWritten } = await handle.write(data, offset, data.byteLength - offset, null);
+    if (bytesWritten <= 0) {
+      throw Object.assign(new Error("write made no progress"), { code: "EIO" });
+    }
+    offset += bytesWritten;
+  }
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  // Makes the rename durable; some filesystems refuse fsync on a directory,
+  // and the rename has already happened, so failures are ignored.
+  try {
+    const handle = await fsp.open(dir, constants.O_RDONLY);
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // best effort
+  }
+}
+
+/**
+ * Follow symlinks in the last component of `path`, so that writing through
+ * a link replaces the file it points to rather than the link itself. A
+ * dangling link yields the path it points to (the file gets created there).
+ */
+async function resolveFinalSymlinks(path: string): Promise<string> {
+  let current = path;
+  for (let hop = 0; hop <= MAX_SYMLINK_HOPS; hop++) {
+    let st: Stats;
+    try {
+      st = await fsp.lstat(current);
+    } catch {
+      // Missing (or unreachable): the open of the temp file reports why.
+      return current;
+    }
+    if (!st.isSymbolicLink()) return current;
+    const target = await fsp.readlink(current);
+    current = isAbsolute(target) ? target : `${dirname(current)}/${target}`;
+  }
+  throw osError(op, path, { code: "ELOOP" });
+}
