@@ -6,24 +6,13 @@
  * @module
  */
 import { isDeno } from "./runtime.ts";
+import type { WebSocketLike } from "./websocket_types.ts";
 
 /**
  * The standard `WebSocket` surface both runtimes' client sockets share
- * (it matches the websocket transport's `WebSocketLike`), plus a hard stop.
+ * (the websocket transport's `WebSocketLike`), plus a hard stop.
  */
-export interface ClientWebSocket {
-  /** 0 connecting, 1 open, 2 closing, 3 closed. */
-  readonly readyState: number;
-  /** Bytes handed to `send` but not yet written to the network. */
-  readonly bufferedAmount: number;
-  /** How binary frames are delivered. */
-  binaryType: string;
-  /** Queue one text frame. */
-  send(data: string): void;
-  /** Start the closing handshake. */
-  close(code?: number, reason?: string): void;
-  /** Listen for `open`, `message`, `close` and `error`. */
-  addEventListener(type: string, listener: (event: { data?: unknown }) => void): void;
+export interface ClientWebSocket extends WebSocketLike {
   /** Drop the connection at once, without the closing handshake. */
   terminate(): void;
 }

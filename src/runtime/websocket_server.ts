@@ -7,9 +7,10 @@
  * @module
  */
 import type { Buffer } from "node:buffer";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import type { WebSocketLike } from "../transport/websocket.ts";
+import type { WebSocketServer } from "ws";
+import type { WebSocketLike } from "./websocket_types.ts";
 import { isDeno } from "./runtime.ts";
 
 /** What a listener shows `onRequest` of an incoming HTTP request. */
@@ -196,66 +197,15 @@ async function listenNode(opts: WebSocketListenOptions): Promise<WebSocketListen
     perMessageDeflate: false,
   });
   const server = http.createServer();
-  const headOf = (req: IncomingMessage, wantsWebSocket: boolean): HttpRequestHead => ({
-    method: req.method ?? "GET",
-    path: (req.url ?? "/").replace(/[?#].*$/, ""),
-    header: (name) => {
-      const v = req.headers[name.toLowerCase()];
-      return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
-    },
-    wantsWebSocket,
-    remoteAddress: req.socket.remoteAddress ?? "",
-  });
-
-  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
-    const verdict = opts.onRequest(headOf(req, false));
-    if (verdict.kind === "upgrade") {
-      // Only upgrade requests are upgraded; a policy saying otherwise is a bug.
-      verdict.onAbort();
-      res.writeHead(400, { "content-type": "text/plain; charset=utf-8" }).end(
-        "not a websocket request\n",
-      );
-      return;
-    }
-    res.writeHead(verdict.status, {
-      "content-type": "text/plain; charset=utf-8",
-      ...verdict.headers,
-    }).end(verdict.body);
-  });
-
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => answerNode(opts, req, res));
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    socket.on("error", () => socket.destroy());
-    const wantsWebSocket = (req.headers.upgrade ?? "").toLowerCase() === "websocket";
-    const verdict = opts.onRequest(headOf(req, wantsWebSocket));
-    if (verdict.kind === "respond") {
-      rejectUpgrade(socket, verdict.status, verdict.body, verdict.headers, http.STATUS_CODES);
-      return;
-    }
-    let opened = false;
-    // ws answers a malformed handshake itself and never calls back.
-    socket.once("close", () => {
-      if (!opened) verdict.onAbort();
-    });
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      opened = true;
-      if (opts.heartbeatMs > 0) keepAlive(ws, opts.heartbeatMs);
-      verdict.onOpen(ws as unknown as WebSocketLike);
-    });
+    upgradeNode(opts, wss, http.STATUS_CODES, req, socket, head);
   });
-
   server.on("clientError", (_err: Error, socket: Duplex) => {
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
     else socket.destroy();
   });
-
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error) => reject(new ListenError(`${opts.hostname}:${opts.port}`, err));
-    server.once("error", onError);
-    server.listen({ host: opts.hostname, port: opts.port }, () => {
-      server.off("error", onError);
-      resolve();
-    });
-  });
+  await bindNode(server, opts);
   server.on("error", (err: Error) => opts.onError?.(`listener error: ${err.message}`));
   const address = server.address();
   if (address === null || typeof address === "string") {
@@ -275,6 +225,77 @@ async function listenNode(opts: WebSocketListenOptions): Promise<WebSocketListen
         setImmediate(resolve);
       }),
   };
+}
+
+/** A Node request as `onRequest` sees it. */
+function nodeRequestHead(req: IncomingMessage, wantsWebSocket: boolean): HttpRequestHead {
+  return {
+    method: req.method ?? "GET",
+    path: (req.url ?? "/").replace(/[?#].*$/, ""),
+    header: (name) => {
+      const v = req.headers[name.toLowerCase()];
+      return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
+    },
+    wantsWebSocket,
+    remoteAddress: req.socket.remoteAddress ?? "",
+  };
+}
+
+/** Answer a plain (not upgrade) HTTP request as `onRequest` says. */
+function answerNode(opts: WebSocketListenOptions, req: IncomingMessage, res: ServerResponse): void {
+  const verdict = opts.onRequest(nodeRequestHead(req, false));
+  if (verdict.kind === "upgrade") {
+    // Only upgrade requests are upgraded; a policy saying otherwise is a bug.
+    verdict.onAbort();
+    res.writeHead(400, { "content-type": "text/plain; charset=utf-8" }).end(
+      "not a websocket request\n",
+    );
+    return;
+  }
+  res.writeHead(verdict.status, {
+    "content-type": "text/plain; charset=utf-8",
+    ...verdict.headers,
+  }).end(verdict.body);
+}
+
+/** Refuse an upgrade request or hand it to `ws`, as `onRequest` says. */
+function upgradeNode(
+  opts: WebSocketListenOptions,
+  wss: WebSocketServer,
+  statusTexts: Record<number, string | undefined>,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+): void {
+  socket.on("error", () => socket.destroy());
+  const wantsWebSocket = (req.headers.upgrade ?? "").toLowerCase() === "websocket";
+  const verdict = opts.onRequest(nodeRequestHead(req, wantsWebSocket));
+  if (verdict.kind === "respond") {
+    rejectUpgrade(socket, verdict.status, verdict.body, verdict.headers, statusTexts);
+    return;
+  }
+  let opened = false;
+  // ws answers a malformed handshake itself and never calls back.
+  socket.once("close", () => {
+    if (!opened) verdict.onAbort();
+  });
+  wss.handleUpgrade(req, socket, head, (ws) => {
+    opened = true;
+    if (opts.heartbeatMs > 0) keepAlive(ws, opts.heartbeatMs);
+    verdict.onOpen(ws as unknown as WebSocketLike);
+  });
+}
+
+/** Listen on the address, rejecting with {@linkcode ListenError} if it cannot be bound. */
+function bindNode(server: Server, opts: WebSocketListenOptions): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onError = (err: Error) => reject(new ListenError(`${opts.hostname}:${opts.port}`, err));
+    server.once("error", onError);
+    server.listen({ host: opts.hostname, port: opts.port }, () => {
+      server.off("error", onError);
+      resolve();
+    });
+  });
 }
 
 interface PingingSocket {

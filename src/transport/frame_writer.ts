@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { WaterMarks } from "../util/water_marks.ts";
 
 /** Options of {@linkcode FrameWriter}. */
 export interface FrameWriterOptions {
@@ -27,10 +28,7 @@ export class FrameWriter {
   #inFlightBytes = 0;
   #scheduled = false;
   #writing = false;
-  #high: number;
-  #low: number;
-  #congested = false;
-  #drainListeners: (() => void)[] = [];
+  #marks: WaterMarks;
   #idle: (() => void)[] = [];
   #failed: unknown;
   #encoder = new TextEncoder();
@@ -40,8 +38,7 @@ export class FrameWriter {
   /** Write to `writable`, which this writer locks. */
   constructor(writable: WritableStream<Uint8Array>, opts: FrameWriterOptions = {}) {
     this.#writer = writable.getWriter();
-    this.#high = opts.highWaterBytes ?? 8 * 1024 * 1024;
-    this.#low = opts.lowWaterBytes ?? Math.floor(this.#high / 4);
+    this.#marks = new WaterMarks(opts);
     this.#reuse = opts.reuseBuffer ?? false;
   }
 
@@ -59,13 +56,12 @@ export class FrameWriter {
       this.#scheduled = true;
       queueMicrotask(() => this.#pump());
     }
-    if (this.bufferedBytes > this.#high) this.#congested = true;
-    return !this.#congested;
+    return this.#marks.grew(this.bufferedBytes);
   }
 
   /** Call `listener` each time a congested queue drains. */
   onDrain(listener: () => void): void {
-    this.#drainListeners.push(listener);
+    this.#marks.onDrain(listener);
   }
 
   /** Resolves once everything queued so far has been written. */
@@ -133,10 +129,7 @@ export class FrameWriter {
         this.#failed = err;
       }
       this.#inFlightBytes = 0;
-      if (this.#congested && this.bufferedBytes <= this.#low) {
-        this.#congested = false;
-        for (const l of this.#drainListeners) l();
-      }
+      this.#marks.shrank(this.bufferedBytes);
     }
     if (this.#failed !== undefined) {
       this.#queue = [];

@@ -6,6 +6,7 @@
  * @module
  */
 import type { FrameConnection, IncomingFrame } from "../rpc/connection.ts";
+import { WaterMarks } from "../util/water_marks.ts";
 
 /** Options of {@linkcode createConnectionPair}. */
 export interface ConnectionPairOptions {
@@ -20,9 +21,13 @@ class Channel {
   head = 0;
   bytes = 0;
   ended = false;
-  congested = false;
   waiter: (() => void) | undefined;
-  drainListeners: (() => void)[] = [];
+  // The sender's backpressure: it fills `queue`, the reader drains it.
+  readonly marks: WaterMarks;
+
+  constructor(opts: ConnectionPairOptions) {
+    this.marks = new WaterMarks(opts);
+  }
 
   wake(): void {
     const w = this.waiter;
@@ -34,14 +39,10 @@ class Channel {
 class MemoryConnection implements FrameConnection {
   #incoming: Channel;
   #outgoing: Channel;
-  #high: number;
-  #low: number;
 
-  constructor(incoming: Channel, outgoing: Channel, high: number, low: number) {
+  constructor(incoming: Channel, outgoing: Channel) {
     this.#incoming = incoming;
     this.#outgoing = outgoing;
-    this.#high = high;
-    this.#low = low;
   }
 
   async *frames(): AsyncIterable<IncomingFrame> {
@@ -55,10 +56,7 @@ class MemoryConnection implements FrameConnection {
           ch.queue = [];
           ch.head = 0;
         }
-        if (ch.congested && ch.bytes <= this.#low) {
-          ch.congested = false;
-          for (const l of ch.drainListeners) l();
-        }
+        ch.marks.shrank(ch.bytes);
         yield { kind: "text", text };
         continue;
       }
@@ -73,12 +71,11 @@ class MemoryConnection implements FrameConnection {
     ch.queue.push(text);
     ch.bytes += text.length;
     ch.wake();
-    if (ch.bytes > this.#high) ch.congested = true;
-    return !ch.congested;
+    return ch.marks.grew(ch.bytes);
   }
 
   onDrain(listener: () => void): void {
-    this.#outgoing.drainListeners.push(listener);
+    this.#outgoing.marks.onDrain(listener);
   }
 
   close(): Promise<void> {
@@ -106,9 +103,7 @@ class MemoryConnection implements FrameConnection {
 export function createConnectionPair(
   opts: ConnectionPairOptions = {},
 ): [FrameConnection, FrameConnection] {
-  const high = opts.highWaterBytes ?? 8 * 1024 * 1024;
-  const low = opts.lowWaterBytes ?? Math.floor(high / 4);
-  const ab = new Channel();
-  const ba = new Channel();
-  return [new MemoryConnection(ba, ab, high, low), new MemoryConnection(ab, ba, high, low)];
+  const ab = new Channel(opts);
+  const ba = new Channel(opts);
+  return [new MemoryConnection(ba, ab), new MemoryConnection(ab, ba)];
 }

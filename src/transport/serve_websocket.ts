@@ -12,7 +12,7 @@ import {
   type RequestVerdict,
   type WebSocketListener,
 } from "../runtime/websocket_server.ts";
-import { WebSocketConnection } from "./websocket.ts";
+import { WebSocketConnection, type WebSocketLike } from "./websocket.ts";
 import {
   BearerToken,
   generateToken,
@@ -160,6 +160,57 @@ export async function serveWebSocket(
   server: ConnectionServer,
   options: ServeWebSocketOptions = {},
 ): Promise<WebSocketServerHandle> {
+  const settings = serveSettings(server, options);
+  const sessions = new SessionTable(server, settings);
+  const listener: WebSocketListener = await listenWebSocket({
+    hostname: settings.hostname,
+    port: settings.port,
+    // Oversized frames are answered with an error and the connection lives
+    // on, up to this hard cap (Deno's own is 64 MiB); beyond it receiving
+    // the frame is not worth the memory and the socket is closed.
+    maxPayloadBytes: Math.max(2 * settings.maxMessageBytes, HARD_FRAME_CAP_BYTES),
+    heartbeatMs: options.heartbeatMs ?? 30_000,
+    onRequest: (head) => sessions.judge(head),
+    onError: (message) => settings.logger?.warn(message),
+  });
+  return {
+    url: formatWsUrl(listener.hostname, listener.port),
+    hostname: listener.hostname,
+    port: listener.port,
+    token: settings.token,
+    tokenGenerated: settings.tokenGenerated,
+    get connectionCount() {
+      return sessions.open.size;
+    },
+    stopAccepting() {
+      sessions.accepting = false;
+    },
+    async close() {
+      sessions.accepting = false;
+      const entries = [...sessions.open];
+      await Promise.all([listener.close(), ...entries.map((e) => e.conn.close())]);
+      await Promise.all(entries.map((e) => e.done));
+    },
+  };
+}
+
+/** {@linkcode ServeWebSocketOptions} checked, with the defaults filled in. */
+interface ServeSettings {
+  hostname: string;
+  port: number;
+  maxConnections: number;
+  token: string | undefined;
+  tokenGenerated: boolean;
+  bearer: BearerToken | undefined;
+  origins: OriginPolicy;
+  maxMessageBytes: number;
+  highWaterBytes: number | undefined;
+  sessionLimits: { maxReadFileBytes: number; maxOutputBytes?: number };
+  logger: WebSocketLogger | undefined;
+}
+
+/** Check `options` and fill in the defaults, some of them from `server`. */
+function serveSettings(server: ConnectionServer, options: ServeWebSocketOptions): ServeSettings {
   const hostname = options.hostname ?? "127.0.0.1";
   const port = options.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -169,131 +220,150 @@ export async function serveWebSocket(
   if (!Number.isInteger(maxConnections) || maxConnections < 1) {
     throw new WebSocketConfigError(`maxConnections must be at least 1, got ${maxConnections}`);
   }
+  const { token, tokenGenerated } = serveToken(hostname, options);
+  return {
+    hostname,
+    port,
+    maxConnections,
+    token,
+    tokenGenerated,
+    bearer: token === undefined ? undefined : new BearerToken(token),
+    origins: new OriginPolicy(options.allowOrigins ?? []),
+    maxMessageBytes: options.maxMessageBytes ?? server.options?.maxMessageBytes ??
+      DEFAULT_MAX_MESSAGE_BYTES,
+    highWaterBytes: options.highWaterBytes ?? server.options?.outputHighWaterBytes,
+    sessionLimits: websocketSessionLimits(server.options),
+    logger: options.logger,
+  };
+}
+
+/** The token clients must send: the given one, none with `noAuth`, else a generated one. */
+function serveToken(
+  hostname: string,
+  options: ServeWebSocketOptions,
+): { token: string | undefined; tokenGenerated: boolean } {
   const noAuth = options.noAuth ?? false;
   if (noAuth && options.token !== undefined) {
     throw new WebSocketConfigError("a token and no-auth exclude each other: choose one");
   }
-  let token = options.token === undefined ? undefined : validateToken(options.token);
-  let tokenGenerated = false;
-  if (!noAuth && token === undefined) {
-    // A generated token exists only in this process's stderr; on an address
-    // others can reach, insist on a secret the operator provisioned.
-    if (!isLoopbackHost(hostname)) {
-      throw new WebSocketConfigError(
-        `refusing to listen on ${hostname}, which is not a loopback address, with a generated token: ` +
-          `give a token file (--token-file), or --no-auth on a trusted network`,
-      );
-    }
-    token = generateToken();
-    tokenGenerated = true;
+  const token = options.token === undefined ? undefined : validateToken(options.token);
+  if (noAuth || token !== undefined) return { token, tokenGenerated: false };
+  // A generated token exists only in this process's stderr; on an address
+  // others can reach, insist on a secret the operator provisioned.
+  if (!isLoopbackHost(hostname)) {
+    throw new WebSocketConfigError(
+      `refusing to listen on ${hostname}, which is not a loopback address, with a generated token: ` +
+        `give a token file (--token-file), or --no-auth on a trusted network`,
+    );
   }
-  const bearer = token === undefined ? undefined : new BearerToken(token);
-  const origins = new OriginPolicy(options.allowOrigins ?? []);
-  const maxMessageBytes = options.maxMessageBytes ?? server.options?.maxMessageBytes ??
-    DEFAULT_MAX_MESSAGE_BYTES;
-  const highWaterBytes = options.highWaterBytes ?? server.options?.outputHighWaterBytes;
-  const sessionLimits = websocketSessionLimits(server.options);
-  const logger = options.logger;
+  return { token: generateToken(), tokenGenerated: true };
+}
 
-  const open = new Set<{ conn: WebSocketConnection; done: Promise<void> }>();
-  let slots = 0;
-  let accepting = true;
+/** A websocket being served, and the end of its session. */
+interface OpenSession {
+  conn: WebSocketConnection;
+  done: Promise<void>;
+}
 
-  const respond = (
-    status: number,
-    body: string,
-    headers?: Record<string, string>,
-  ): RequestVerdict => ({ kind: "respond", status, body, headers });
+function respond(status: number, body: string, headers?: Record<string, string>): RequestVerdict {
+  return { kind: "respond", status, body, headers };
+}
 
-  const onRequest = (head: HttpRequestHead): RequestVerdict => {
+/**
+ * Admission and connection accounting: judges each request, counts a slot
+ * from the upgrade's start to its session's end, and tracks the sessions.
+ */
+class SessionTable {
+  /** The sessions being served. */
+  readonly open: Set<OpenSession> = new Set();
+  /** False once the listener stops taking connections. */
+  accepting = true;
+  #slots = 0;
+  #server: ConnectionServer;
+  #settings: ServeSettings;
+
+  constructor(server: ConnectionServer, settings: ServeSettings) {
+    this.#server = server;
+    this.#settings = settings;
+  }
+
+  /** Answer a request, or let it upgrade and start a session. */
+  judge(head: HttpRequestHead): RequestVerdict {
     if (head.method === "GET" && head.path === READY_PATH && !head.wantsWebSocket) {
-      return accepting ? respond(200, "ok") : respond(503, "stopping");
+      return this.accepting ? respond(200, "ok") : respond(503, "stopping");
     }
     if (!head.wantsWebSocket || head.method !== "GET" || head.path !== WEBSOCKET_PATH) {
       return respond(404, "not found\n");
     }
-    const from = head.remoteAddress;
-    if (!origins.allows(head.header("origin"))) {
-      logger?.warn(
-        `refused websocket from ${from}: origin ${
-          JSON.stringify(head.header("origin"))
-        } is not allowed (--allow-origin)`,
-      );
-      return respond(403, "forbidden\n");
-    }
-    if (bearer && !bearer.matches(head.header("authorization"))) {
-      logger?.warn(`refused websocket from ${from}: missing or wrong bearer token`);
-      return respond(401, "unauthorized\n", { "www-authenticate": 'Bearer realm="exec-server"' });
-    }
-    if (!accepting) return respond(503, "shutting down\n");
-    if (slots >= maxConnections) {
-      logger?.info(`refused websocket from ${from}: ${maxConnections} connections already open`);
-      return respond(503, "too many connections\n", { "retry-after": "1" });
-    }
+    return this.#refuseOrigin(head) ?? this.#refuseToken(head) ?? this.#refuseCapacity(head) ??
+      this.#admit(head.remoteAddress);
+  }
+
+  #refuseOrigin(head: HttpRequestHead): RequestVerdict | undefined {
+    if (this.#settings.origins.allows(head.header("origin"))) return undefined;
+    this.#settings.logger?.warn(
+      `refused websocket from ${head.remoteAddress}: origin ${
+        JSON.stringify(head.header("origin"))
+      } is not allowed (--allow-origin)`,
+    );
+    return respond(403, "forbidden\n");
+  }
+
+  #refuseToken(head: HttpRequestHead): RequestVerdict | undefined {
+    const bearer = this.#settings.bearer;
+    if (!bearer || bearer.matches(head.header("authorization"))) return undefined;
+    this.#settings.logger?.warn(
+      `refused websocket from ${head.remoteAddress}: missing or wrong bearer token`,
+    );
+    return respond(401, "unauthorized\n", { "www-authenticate": 'Bearer realm="exec-server"' });
+  }
+
+  #refuseCapacity(head: HttpRequestHead): RequestVerdict | undefined {
+    if (!this.accepting) return respond(503, "shutting down\n");
+    const max = this.#settings.maxConnections;
+    if (this.#slots < max) return undefined;
+    this.#settings.logger?.info(
+      `refused websocket from ${head.remoteAddress}: ${max} connections already open`,
+    );
+    return respond(503, "too many connections\n", { "retry-after": "1" });
+  }
+
+  #admit(from: string): RequestVerdict {
     // The slot is taken before the handshake ends so racing upgrades cannot
     // overshoot the limit.
-    slots++;
+    this.#slots++;
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
-      slots--;
+      this.#slots--;
     };
     return {
       kind: "upgrade",
       onAbort: release,
-      onOpen: (socket) => {
-        if (!accepting) {
-          socket.close(1001, "server stopping");
-          release();
-          return;
-        }
-        logger?.info(`websocket connection from ${from}`);
-        const conn = new WebSocketConnection(socket, { maxMessageBytes, highWaterBytes });
-        const entry = { conn, done: Promise.resolve() };
-        entry.done = server.serve(conn, sessionLimits)
-          .catch((err) => logger?.warn(`websocket session from ${from} failed: ${err}`))
-          .then(() => conn.close())
-          .finally(() => {
-            open.delete(entry);
-            release();
-          });
-        open.add(entry);
-      },
+      onOpen: (socket) => this.#startSession(socket, from, release),
     };
-  };
+  }
 
-  const listener: WebSocketListener = await listenWebSocket({
-    hostname,
-    port,
-    // Oversized frames are answered with an error and the connection lives
-    // on, up to this hard cap (Deno's own is 64 MiB); beyond it receiving
-    // the frame is not worth the memory and the socket is closed.
-    maxPayloadBytes: Math.max(2 * maxMessageBytes, HARD_FRAME_CAP_BYTES),
-    heartbeatMs: options.heartbeatMs ?? 30_000,
-    onRequest,
-    onError: (message) => logger?.warn(message),
-  });
-
-  return {
-    url: formatWsUrl(listener.hostname, listener.port),
-    hostname: listener.hostname,
-    port: listener.port,
-    token,
-    tokenGenerated,
-    get connectionCount() {
-      return open.size;
-    },
-    stopAccepting() {
-      accepting = false;
-    },
-    async close() {
-      accepting = false;
-      const entries = [...open];
-      await Promise.all([listener.close(), ...entries.map((e) => e.conn.close())]);
-      await Promise.all(entries.map((e) => e.done));
-    },
-  };
+  #startSession(socket: WebSocketLike, from: string, release: () => void): void {
+    if (!this.accepting) {
+      socket.close(1001, "server stopping");
+      release();
+      return;
+    }
+    const { logger, maxMessageBytes, highWaterBytes, sessionLimits } = this.#settings;
+    logger?.info(`websocket connection from ${from}`);
+    const conn = new WebSocketConnection(socket, { maxMessageBytes, highWaterBytes });
+    const entry: OpenSession = { conn, done: Promise.resolve() };
+    entry.done = this.#server.serve(conn, sessionLimits)
+      .catch((err) => logger?.warn(`websocket session from ${from} failed: ${err}`))
+      .then(() => conn.close())
+      .finally(() => {
+        this.open.delete(entry);
+        release();
+      });
+    this.open.add(entry);
+  }
 }
 
 /**

@@ -7,26 +7,16 @@
  * @module
  */
 import { within } from "../util/deadline.ts";
+import { WaterMarks } from "../util/water_marks.ts";
 import type { FrameConnection, IncomingFrame } from "../rpc/connection.ts";
+import type { WebSocketLike } from "../runtime/websocket_types.ts";
+
+// Declared in the runtime layer, which creates the sockets; re-exported so
+// that this module stays the place to import it from.
+export type { WebSocketLike };
 
 const CONNECTING = 0;
 const OPEN = 1;
-
-/** The part of the standard `WebSocket` interface this transport uses. */
-export interface WebSocketLike {
-  /** 0 connecting, 1 open, 2 closing, 3 closed. */
-  readonly readyState: number;
-  /** Bytes handed to `send` but not yet written to the network. */
-  readonly bufferedAmount: number;
-  /** Set to `"arraybuffer"` by the connection. */
-  binaryType: string;
-  /** Queue one text frame. */
-  send(data: string): void;
-  /** Start the closing handshake. */
-  close(code?: number, reason?: string): void;
-  /** Listen for `open`, `message`, `close` and `error`. */
-  addEventListener(type: string, listener: (event: { data?: unknown }) => void): void;
-}
 
 /** Options of {@linkcode WebSocketConnection}. */
 export interface WebSocketConnectionOptions {
@@ -68,8 +58,7 @@ type Queued = IncomingFrame | Promise<IncomingFrame>;
 export class WebSocketConnection implements FrameConnection {
   #socket: WebSocketLike;
   #maxMessageBytes: number;
-  #high: number;
-  #low: number;
+  #marks: WaterMarks;
   #pollMs: number;
   #closeTimeoutMs: number;
   #queue: Queued[] = [];
@@ -79,9 +68,7 @@ export class WebSocketConnection implements FrameConnection {
   #iterating = false;
   #beforeOpen: string[] = [];
   #beforeOpenBytes = 0;
-  #congested = false;
   #pollTimer: ReturnType<typeof setInterval> | undefined;
-  #drainListeners: (() => void)[] = [];
   #closedListeners: (() => void)[] = [];
   #decoder = new TextDecoder("utf-8", { fatal: true });
 
@@ -89,8 +76,10 @@ export class WebSocketConnection implements FrameConnection {
   constructor(socket: WebSocketLike, opts: WebSocketConnectionOptions = {}) {
     this.#socket = socket;
     this.#maxMessageBytes = opts.maxMessageBytes ?? 128 * 1024 * 1024;
-    this.#high = opts.highWaterBytes ?? 8 * 1024 * 1024;
-    this.#low = opts.lowWaterBytes ?? Math.floor(this.#high / 4);
+    this.#marks = new WaterMarks(opts);
+    // Registered first, so polling stops before any other drain listener
+    // runs: one that sends enough to congest again starts a new poll.
+    this.#marks.onDrain(() => this.#stopPolling());
     this.#pollMs = opts.drainPollMs ?? 10;
     this.#closeTimeoutMs = opts.closeTimeoutMs ?? 5000;
     socket.binaryType = "arraybuffer";
@@ -146,16 +135,16 @@ export class WebSocketConnection implements FrameConnection {
     } else {
       return true;
     }
-    if (!this.#congested && this.bufferedBytes > this.#high) {
-      this.#congested = true;
+    // The standard interface has no drain event: poll while congested.
+    if (!this.#marks.congested && !this.#marks.grew(this.bufferedBytes)) {
       this.#pollTimer = setInterval(() => this.#checkDrain(), this.#pollMs);
     }
-    return !this.#congested;
+    return !this.#marks.congested;
   }
 
   /** Call `listener` each time a congested socket's buffer drains. */
   onDrain(listener: () => void): void {
-    this.#drainListeners.push(listener);
+    this.#marks.onDrain(listener);
   }
 
   /**
@@ -200,10 +189,7 @@ export class WebSocketConnection implements FrameConnection {
 
   #checkDrain(): void {
     if (this.#ended) return;
-    if (this.bufferedBytes > this.#low) return;
-    this.#stopPolling();
-    this.#congested = false;
-    for (const listener of this.#drainListeners) listener();
+    this.#marks.shrank(this.bufferedBytes);
   }
 
   #stopPolling(): void {

@@ -1,0 +1,24 @@
+/**
+ * The websocket surface shared by the runtime adapters (which create
+ * sockets under Deno or Node) and the websocket transport (which frames
+ * messages over them). It lives here, below both, so that the runtime
+ * layer never imports the transport layer.
+ *
+ * @module
+ */
+
+/** The part of the standard `WebSocket` interface this transport uses. */
+export interface WebSocketLike {
+  /** 0 connecting, 1 open, 2 closing, 3 closed. */
+  readonly readyState: number;
+  /** Bytes handed to `send` but not yet written to the network. */
+  readonly bufferedAmount: number;
+  /** Set to `"arraybuffer"` by the connection. */
+  binaryType: string;
+  /** Queue one text frame. */
+  send(data: string): void;
+  /** Start the closing handshake. */
+  close(code?: number, reason?: string): void;
+  /** Listen for `open`, `message`, `close` and `error`. */
+  addEventListener(type: string, listener: (event: { data?: unknown }) => void): void;
+}
