@@ -6,10 +6,8 @@
  *
  * @module
  */
-import type { RequestType } from "../protocol/descriptors.ts";
-import { Requests } from "../protocol/descriptors.ts";
-import type { InitializeResult, TerminalSize } from "../protocol/methods.ts";
-import { Method } from "../protocol/methods.ts";
+import { Notifications, Requests, type RequestType } from "../protocol/descriptors.ts";
+import type { InitializeResult } from "../protocol/methods.ts";
 import type { FrameConnection } from "../rpc/connection.ts";
 import { PeerClosedError, RemoteError, RpcPeer } from "../rpc/peer.ts";
 import type { FileSystem } from "../fs/types.ts";
@@ -19,14 +17,8 @@ import { describe, type OpenedConnection } from "./connect/opened.ts";
 import { openSsh } from "./connect/ssh.ts";
 import { openStdio } from "./connect/stdio.ts";
 import { openWebSocket } from "./connect/websocket.ts";
-import {
-  ConnectError,
-  ConnectionClosedError,
-  InitializeTimeoutError,
-  ProcessError,
-  ServerError,
-  SpawnError,
-} from "./errors.ts";
+import { ConnectError, ConnectionClosedError, InitializeTimeoutError } from "./errors.ts";
+import { ServerError, SpawnError } from "./errors.ts";
 import { NotificationHub } from "./notification_hub.ts";
 import type {
   ClientOptions,
@@ -40,20 +32,13 @@ import type {
   StdioClientOptions,
   WebSocketClientOptions,
 } from "./options.ts";
-import {
-  createProcessHandle,
-  DEFAULT_CWD,
-  DEFAULT_ENV,
-  type ExecProcess,
-  processIdGenerator,
-  resolveSpawnOptions,
-  type RunOptions,
-  runProcess,
-  type RunResult,
-  type SpawnedProcess,
-  type SpawnOptions,
-} from "./process_handle.ts";
+import { createProcessHandle, type ExecProcess, type SpawnedProcess } from "./process_handle.ts";
+import type { RunOptions, RunResult } from "./process_handle.ts";
+import { runProcess } from "./run.ts";
+import { DEFAULT_CWD, DEFAULT_ENV, processIdGenerator } from "./spawn_options.ts";
+import { resolveSpawnOptions, type SpawnOptions } from "./spawn_options.ts";
 import { ProtocolCalls } from "./protocol_calls.ts";
+import { remoteProcessOps } from "./remote_ops.ts";
 import { RemoteFileSystem } from "./remote_fs.ts";
 
 /**
@@ -329,7 +314,12 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
     }
     if (this.#endInfo) throw new ConnectionClosedError(this.#endInfo.reason);
     const state = { exited: false };
-    const { handle, sink } = createProcessHandle(id, o.argv, o.tty, this.#processOps(id, state));
+    const { handle, sink } = createProcessHandle(
+      id,
+      o.argv,
+      o.tty,
+      remoteProcessOps(this, id, state),
+    );
     this.#hub.register(id, sink, state);
     const params: ProcessStartOptions = {
       processId: id,
@@ -358,36 +348,6 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
     return runProcess(this, command, options);
   }
 
-  /**
-   * The operations of one handle. Once its process has exited they never
-   * reach the server: after retention the id may name a new process there.
-   */
-  #processOps(id: string, state: { readonly exited: boolean }) {
-    const wrap = async <T>(operation: string, call: () => Promise<T>): Promise<T> => {
-      if (state.exited) throw new ProcessError(id, operation, "the process has exited");
-      try {
-        return await call();
-      } catch (err) {
-        if (err instanceof ServerError) {
-          throw new ProcessError(id, operation, err.serverMessage, { cause: err });
-        }
-        throw err;
-      }
-    };
-    return {
-      write: (data: Uint8Array) => wrap("write", () => this.processWrite(id, data)),
-      closeStdin: () => wrap("closeStdin", () => this.processCloseStdin(id)),
-      resize: (size: TerminalSize) => wrap("resize", () => this.processResize(id, size)),
-      signal: async (signal: string) => {
-        await wrap("signal", () => this.processSignal(id, signal));
-      },
-      terminate: (graceMs: number | undefined) =>
-        state.exited
-          ? Promise.resolve(false)
-          : wrap("terminate", () => this.processTerminate(id, { graceMs })),
-    };
-  }
-
   // -- connection machinery --------------------------------------------------
 
   async #handshake(): Promise<void> {
@@ -408,7 +368,7 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
       );
     }
     this.#init = result;
-    this.#peer.notify(Method.Initialized, {});
+    this.#peer.notify(Notifications.initialized.method, {});
   }
 
   async #read(): Promise<void> {

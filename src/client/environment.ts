@@ -8,14 +8,10 @@ import { LocalFileSystem, type LocalFileSystemOptions } from "../fs/local.ts";
 import type { FileSystem } from "../fs/types.ts";
 import type { ExecServerClient } from "./client.ts";
 import { LocalProcesses, type LocalProcessesOptions } from "./local_process.ts";
-import {
-  type ExecProcess,
-  type RunOptions,
-  runProcess,
-  type RunResult,
-  type SpawnedProcess,
-  type SpawnOptions,
-} from "./process_handle.ts";
+import type { ExecProcess, SpawnedProcess } from "./process_handle.ts";
+import type { RunOptions, RunResult } from "./process_handle.ts";
+import { runProcess } from "./run.ts";
+import type { SpawnOptions } from "./spawn_options.ts";
 
 /** Options of {@linkcode Environment.local}. */
 export interface LocalEnvironmentOptions extends LocalProcessesOptions, LocalFileSystemOptions {}

@@ -15,20 +15,12 @@ import {
 import { NotATerminalError, type ProcessHandle, StdinClosedError } from "../process/types.ts";
 import type { TerminalSize } from "../protocol/methods.ts";
 import { ProcessError, SpawnError } from "./errors.ts";
-import {
-  createProcessHandle,
-  DEFAULT_CWD,
-  DEFAULT_ENV,
-  type ExecProcess,
-  processIdGenerator,
-  type ProcessOps,
-  resolveSpawnOptions,
-  type RunOptions,
-  runProcess,
-  type RunResult,
-  type SpawnedProcess,
-  type SpawnOptions,
-} from "./process_handle.ts";
+import { createProcessHandle, type ExecProcess, type ProcessOps } from "./process_handle.ts";
+import type { SpawnedProcess } from "./process_handle.ts";
+import type { RunOptions, RunResult } from "./process_handle.ts";
+import { runProcess } from "./run.ts";
+import { DEFAULT_CWD, DEFAULT_ENV, processIdGenerator } from "./spawn_options.ts";
+import { resolveSpawnOptions, type SpawnOptions } from "./spawn_options.ts";
 
 /** Options of {@linkcode LocalProcesses}. */
 export interface LocalProcessesOptions {

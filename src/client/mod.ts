@@ -50,19 +50,9 @@ export {
   SpawnError,
 } from "./errors.ts";
 export { LocalProcesses, type LocalProcessesOptions } from "./local_process.ts";
-export {
-  DEFAULT_CWD,
-  DEFAULT_ENV,
-  DEFAULT_PATH,
-  type ExecProcess,
-  type OutputChunk,
-  type ProcessExit,
-  type RunOptions,
-  type RunResult,
-  type SpawnedProcess,
-  type SpawnOptions,
-  type TerminateOptions,
-} from "./process_handle.ts";
+export { DEFAULT_CWD, DEFAULT_ENV, DEFAULT_PATH, type SpawnOptions } from "./spawn_options.ts";
+export type { ExecProcess, OutputChunk, ProcessExit } from "./process_handle.ts";
+export type { RunOptions, RunResult, SpawnedProcess, TerminateOptions } from "./process_handle.ts";
 export { type FsCalls, RemoteFileSystem, toFileSystemError } from "./remote_fs.ts";
 // The filesystem contract is part of the client's API (`client.fs`, `env.fs`).
 export {
