@@ -20,18 +20,9 @@ import { openWebSocket } from "./connect/websocket.ts";
 import { ConnectError, ConnectionClosedError, InitializeTimeoutError } from "./errors.ts";
 import { ServerError, SpawnError } from "./errors.ts";
 import { NotificationHub } from "./notification_hub.ts";
-import type {
-  ClientOptions,
-  ClosedInfo,
-  ExitedEvent,
-  OutputEvent,
-  ProcessStartOptions,
-  ServerNotification,
-  SpawnStdioOptions,
-  SshClientOptions,
-  StdioClientOptions,
-  WebSocketClientOptions,
-} from "./options.ts";
+import type { ClientOptions, ClosedInfo, ExitedEvent, OutputEvent } from "./options.ts";
+import type { ProcessStartOptions, ServerNotification, SpawnStdioOptions } from "./options.ts";
+import type { SshClientOptions, StdioClientOptions, WebSocketClientOptions } from "./options.ts";
 import { createProcessHandle, type ExecProcess, type SpawnedProcess } from "./process_handle.ts";
 import type { RunOptions, RunResult } from "./process_handle.ts";
 import { runProcess } from "./run.ts";

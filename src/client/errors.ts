@@ -37,13 +37,29 @@ export class ConnectError extends Error {
   }
 }
 
-/** The transport was not established within `connectTimeoutMs`. */
-export class ConnectTimeoutError extends Error {
-  /** What the client tried to reach. */
+/** A step of connecting did not finish in time (the two classes below). */
+export class ClientTimeoutError extends Error {
+  /** What the client tried to reach or was talking to. */
   readonly target: string;
   /** The limit that passed, in ms. */
   readonly timeoutMs: number;
 
+  /**
+   * Describe the step that took too long.
+   *
+   * @param message says which step
+   * @param target what it was for
+   * @param timeoutMs the limit that passed
+   */
+  constructor(message: string, target: string, timeoutMs: number) {
+    super(message);
+    this.target = target;
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** The transport was not established within `connectTimeoutMs`. */
+export class ConnectTimeoutError extends ClientTimeoutError {
   /**
    * Describe the connection that took too long.
    *
@@ -51,20 +67,13 @@ export class ConnectTimeoutError extends Error {
    * @param timeoutMs the limit that passed
    */
   constructor(target: string, timeoutMs: number) {
-    super(`connecting to ${target} timed out after ${timeoutMs} ms`);
+    super(`connecting to ${target} timed out after ${timeoutMs} ms`, target, timeoutMs);
     this.name = "ConnectTimeoutError";
-    this.target = target;
-    this.timeoutMs = timeoutMs;
   }
 }
 
 /** The server did not answer `initialize` within `initializeTimeoutMs`. */
-export class InitializeTimeoutError extends Error {
-  /** What the client was talking to. */
-  readonly target: string;
-  /** The limit that passed, in ms. */
-  readonly timeoutMs: number;
-
+export class InitializeTimeoutError extends ClientTimeoutError {
   /**
    * Describe the handshake that took too long.
    *
@@ -72,10 +81,8 @@ export class InitializeTimeoutError extends Error {
    * @param timeoutMs the limit that passed
    */
   constructor(target: string, timeoutMs: number) {
-    super(`${target} did not answer initialize within ${timeoutMs} ms`);
+    super(`${target} did not answer initialize within ${timeoutMs} ms`, target, timeoutMs);
     this.name = "InitializeTimeoutError";
-    this.target = target;
-    this.timeoutMs = timeoutMs;
   }
 }
 

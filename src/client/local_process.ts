@@ -13,7 +13,6 @@ import {
   startControlled,
 } from "../process/controller.ts";
 import { NotATerminalError, type ProcessHandle, StdinClosedError } from "../process/types.ts";
-import type { TerminalSize } from "../protocol/methods.ts";
 import { ProcessError, SpawnError } from "./errors.ts";
 import { createProcessHandle, type ExecProcess, type ProcessOps } from "./process_handle.ts";
 import type { SpawnedProcess } from "./process_handle.ts";
@@ -34,8 +33,6 @@ export interface LocalProcessesOptions {
    */
   exitDrainMs?: number;
 }
-
-const DEFAULT_SIZE: TerminalSize = { rows: 24, cols: 80 };
 
 interface Live {
   proc: ControlledProcess | undefined;
@@ -86,14 +83,7 @@ export class LocalProcesses implements ExecProcess {
     let seq = 0;
     let proc: ControlledProcess;
     try {
-      proc = await startControlled({
-        argv: o.argv,
-        arg0: o.arg0,
-        cwd: o.cwd,
-        env: o.env,
-        tty: o.tty,
-        pipeStdin: o.pipeStdin,
-        size: o.size ?? DEFAULT_SIZE,
+      proc = await startControlled(o, {
         drainQuietMs: this.#opts.exitDrainMs ?? 250,
         // Node hands out Buffers; a plain view makes local and remote chunks alike.
         onOutput: (stream, data) =>

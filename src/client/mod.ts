@@ -19,21 +19,7 @@
  */
 export { ExecServerClient } from "./client.ts";
 export { ProtocolCalls, toBytes } from "./protocol_calls.ts";
-export type {
-  ClientOptions,
-  ClosedInfo,
-  DecodedReadChunk,
-  DecodedReadResult,
-  ExitedEvent,
-  OutputEvent,
-  ProcessReadOptions,
-  ProcessStartOptions,
-  ServerNotification,
-  SpawnStdioOptions,
-  SshClientOptions,
-  StdioClientOptions,
-  WebSocketClientOptions,
-} from "./options.ts";
+export type * from "./options.ts";
 export type {
   ChildServerOptions,
   ChildStderr,
@@ -41,6 +27,7 @@ export type {
 } from "./connect/child_server.ts";
 export { Environment, type LocalEnvironmentOptions } from "./environment.ts";
 export {
+  ClientTimeoutError,
   ConnectError,
   ConnectionClosedError,
   ConnectTimeoutError,
@@ -55,16 +42,7 @@ export type { ExecProcess, OutputChunk, ProcessExit } from "./process_handle.ts"
 export type { RunOptions, RunResult, SpawnedProcess, TerminateOptions } from "./process_handle.ts";
 export { type FsCalls, RemoteFileSystem, toFileSystemError } from "./remote_fs.ts";
 // The filesystem contract is part of the client's API (`client.fs`, `env.fs`).
-export {
-  type CopyOptions,
-  type CreateDirectoryOptions,
-  type DirectoryEntry,
-  type FileMetadata,
-  type FileSystem,
-  FileSystemError,
-  type FileSystemErrorKind,
-  type RemoveOptions,
-} from "../fs/types.ts";
+export * from "../fs/types.ts";
 export { shellQuote, sshCommandLine, type SshCommandOptions } from "./ssh.ts";
 export {
   type BinaryPlatform,

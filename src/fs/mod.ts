@@ -3,16 +3,7 @@
  *
  * @module
  */
-export {
-  type CopyOptions,
-  type CreateDirectoryOptions,
-  type DirectoryEntry,
-  type FileMetadata,
-  type FileSystem,
-  FileSystemError,
-  type FileSystemErrorKind,
-  type RemoveOptions,
-} from "./types.ts";
+export * from "./types.ts";
 export {
   DEFAULT_MAX_READ_FILE_BYTES,
   LocalFileSystem,

@@ -9,6 +9,28 @@
 import { SpawnCheckError } from "./spawn_checks.ts";
 import { spawnProcess } from "./spawn.ts";
 import type { ExitStatus, ProcessHandle, SpawnRequest } from "./types.ts";
+import type { TerminalSize } from "../protocol/methods.ts";
+
+/** What to start, as both owners describe it (defaults applied by {@linkcode startControlled}). */
+export interface StartSpec {
+  /** Program and arguments. */
+  argv: string[];
+  /** The `argv[0]` the child sees, when it differs (pipes only). */
+  arg0?: string | null;
+  /** Absolute working directory. */
+  cwd: string;
+  /** The entire environment. */
+  env: Record<string, string>;
+  /** PTY or pipes. */
+  tty: boolean;
+  /** Keep stdin of a pipe process open (default false). */
+  pipeStdin?: boolean;
+  /** Initial terminal size (default 24x80). */
+  size?: TerminalSize;
+}
+
+/** The terminal size a PTY gets when none is given. */
+export const DEFAULT_TERMINAL_SIZE: Readonly<TerminalSize> = Object.freeze({ rows: 24, cols: 80 });
 
 /** An exit with its timing. */
 export interface TimedExit extends ExitStatus {
@@ -43,22 +65,34 @@ export class SpawnFailedError extends Error {
  * @example
  * ```ts
  * import { startControlled } from "./controller.ts";
- * const p = await startControlled({
- *   argv: ["sleep", "10"], cwd: "/", env: { PATH: "/usr/bin:/bin" },
- *   tty: false, pipeStdin: false, size: { rows: 24, cols: 80 },
- *   drainQuietMs: 250, onOutput: () => {},
- * });
+ * const p = await startControlled(
+ *   { argv: ["sleep", "10"], cwd: "/", env: { PATH: "/usr/bin:/bin" }, tty: false },
+ *   { drainQuietMs: 250, onOutput: () => {} },
+ * );
  * p.kill(500); // SIGTERM now, SIGKILL after 500 ms if it is still running
  * console.log(await p.finished); // { exitCode: 143, signal: "SIGTERM", ... }
  * ```
  * @throws {SpawnFailedError} when it cannot be started
  */
-export async function startControlled(req: SpawnRequest): Promise<ControlledProcess> {
+export async function startControlled(
+  spec: StartSpec,
+  output: Pick<SpawnRequest, "drainQuietMs" | "onOutput">,
+): Promise<ControlledProcess> {
   const startedAt = performance.now();
   const startedAtMs = Date.now();
   let handle: ProcessHandle;
   try {
-    handle = await spawnProcess(req);
+    handle = await spawnProcess({
+      argv: spec.argv,
+      arg0: spec.arg0,
+      cwd: spec.cwd,
+      env: spec.env,
+      tty: spec.tty,
+      pipeStdin: spec.pipeStdin ?? false,
+      size: spec.size ?? DEFAULT_TERMINAL_SIZE,
+      drainQuietMs: output.drainQuietMs,
+      onOutput: output.onOutput,
+    });
   } catch (err) {
     throw new SpawnFailedError(err);
   }

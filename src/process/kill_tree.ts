@@ -111,3 +111,52 @@ export async function signalLeftovers(
     }
   }
 }
+
+/**
+ * The process group a child leads, before and after the child is reaped:
+ * until then signals go to the group and the live tree; afterwards only to
+ * what was left of the group at that moment, and only while it is provably
+ * the same group (see {@linkcode signalLeftovers}).
+ *
+ * @example
+ * ```ts
+ * import { ProcessGroup } from "./kill_tree.ts";
+ * declare const childPid: number;
+ * const group = new ProcessGroup(childPid);
+ * group.signal("SIGINT");
+ * group.reaped(); // once its exit has been seen
+ * await group.killTree("SIGKILL");
+ * ```
+ */
+export class ProcessGroup {
+  /** The leader's pid, which is also the group's id. */
+  readonly pid: number;
+  #leftovers: Promise<GroupLeftovers | undefined> | undefined;
+
+  /** @param pid a child that leads a group of its own */
+  constructor(pid: number) {
+    this.pid = pid;
+  }
+
+  /** Whether the leader has been reaped. */
+  get isReaped(): boolean {
+    return this.#leftovers !== undefined;
+  }
+
+  /** The leader was reaped: record what is left of its group now. */
+  reaped(): void {
+    this.#leftovers ??= leftoversOf(this.pid);
+  }
+
+  /** Send `signal` to the group (or to its recorded leftovers). */
+  signal(signal: string): void {
+    if (this.#leftovers) void this.#leftovers.then((l) => signalLeftovers(l, signal));
+    else signalGroup(this.pid, signal);
+  }
+
+  /** Send `signal` to the whole tree (or to the recorded leftovers). */
+  async killTree(signal: string): Promise<void> {
+    if (this.#leftovers) await signalLeftovers(await this.#leftovers, signal);
+    else await signalTree(this.pid, signal);
+  }
+}

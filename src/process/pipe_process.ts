@@ -8,14 +8,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import type { Readable } from "node:stream";
 import type { StreamName, TerminalSize } from "../protocol/methods.ts";
 import { ExitDrain } from "./exit_drain.ts";
-import { signalName } from "./signals.ts";
-import {
-  type GroupLeftovers,
-  leftoversOf,
-  signalGroup,
-  signalLeftovers,
-  signalTree,
-} from "./kill_tree.ts";
+import { exitStatusOf } from "./signals.ts";
+import { ProcessGroup } from "./kill_tree.ts";
 import { checkCwd, resolveProgram, SpawnCheckError } from "./spawn_checks.ts";
 import {
   type ExitStatus,
@@ -70,15 +64,13 @@ class PipeProcess implements ProcessHandle {
   #stdinOpen: boolean;
   #drain: ExitDrain;
   #outputs: Readable[];
-  /**
-   * Once the child has been reaped its pid may go to another process; from
-   * then on only what was left of its group at that moment is signalled.
-   */
-  #leftovers: Promise<GroupLeftovers | undefined> | undefined;
+  /** Signals reach the group, and after the reap only what was left of it. */
+  #group: ProcessGroup;
 
   constructor(child: ChildProcess, req: SpawnRequest) {
     this.#child = child;
     this.pid = child.pid!;
+    this.#group = new ProcessGroup(this.pid);
     this.#stdinOpen = req.pipeStdin && child.stdin !== null;
     // A child that exits without reading leaves EPIPE on later writes;
     // that is the write's failure to report, not a crash.
@@ -111,13 +103,8 @@ class PipeProcess implements ProcessHandle {
     watch(child.stderr!, "stderr");
     child.on("exit", (code, signal) => {
       this.#stdinOpen = false;
-      this.#leftovers = leftoversOf(this.pid);
-      const signum = signal ? constants.signals[signal] : undefined;
-      this.#drain.exit(
-        signum !== undefined
-          ? { exitCode: 128 + signum, signal: signalName(signum) }
-          : { exitCode: code ?? 0, signal: null },
-      );
+      this.#group.reaped();
+      this.#drain.exit(exitStatusOf(code ?? 0, signal ? constants.signals[signal] : undefined));
     });
   }
 
@@ -149,13 +136,11 @@ class PipeProcess implements ProcessHandle {
   }
 
   signal(signal: string): void {
-    if (this.#leftovers) void this.#leftovers.then((l) => signalLeftovers(l, signal));
-    else signalGroup(this.pid, signal);
+    this.#group.signal(signal);
   }
 
   async killTree(signal: string): Promise<void> {
-    if (this.#leftovers) await signalLeftovers(await this.#leftovers, signal);
-    else await signalTree(this.pid, signal);
+    await this.#group.killTree(signal);
   }
 
   pause(): void {

@@ -27,16 +27,10 @@ import { ExitDrain } from "./exit_drain.ts";
 import { canWriteForeignFds } from "../runtime/runtime.ts";
 import { FdWriter } from "./fd_writer.ts";
 import { OutputFence } from "./output_fence.ts";
-import {
-  type GroupLeftovers,
-  leftoversOf,
-  signalGroup,
-  signalLeftovers,
-  signalTree,
-} from "./kill_tree.ts";
+import { ProcessGroup, signalGroup } from "./kill_tree.ts";
 import { readProcStat } from "./proc_stat.ts";
 import { loadNativePty, type NativePty } from "./pty_native.ts";
-import { signalName } from "./signals.ts";
+import { exitStatusOf } from "./signals.ts";
 import { checkCwd, resolveProgram } from "./spawn_checks.ts";
 import {
   type ExitStatus,
@@ -103,11 +97,8 @@ class PtyProcess implements ProcessHandle {
   #exitSeen = false;
   /** Whether the master's output reached its end (marker, EOF or EIO). */
   #ended = false;
-  /**
-   * Once the child has been reaped its pid may go to another process; from
-   * then on only what was left of its group at that moment is signalled.
-   */
-  #leftovers: Promise<GroupLeftovers | undefined> | undefined;
+  /** Signals reach the group, and after the reap only what was left of it. */
+  #group: ProcessGroup;
   #onOutput: SpawnRequest["onOutput"];
   /** Set once the child exited; output is then scanned for its marker. */
   #fence: OutputFence | undefined;
@@ -130,6 +121,7 @@ class PtyProcess implements ProcessHandle {
     req: SpawnRequest,
   ) {
     this.pid = pid;
+    this.#group = new ProcessGroup(pid);
     this.#fd = fd;
     this.#native = native;
     this.#onOutput = req.onOutput;
@@ -173,14 +165,10 @@ class PtyProcess implements ProcessHandle {
   exited(code: number, signal: number): void {
     if (this.#exitSeen) return;
     this.#exitSeen = true;
-    this.#leftovers = leftoversOf(this.pid);
+    this.#group.reaped();
     this.#stdinOpen = false;
     this.#writeMarker();
-    this.#drain.exit(
-      signal > 0
-        ? { exitCode: 128 + signal, signal: signalName(signal) }
-        : { exitCode: code, signal: null },
-    );
+    this.#drain.exit(exitStatusOf(code, signal));
   }
 
   get stdinOpen(): boolean {
@@ -206,16 +194,12 @@ class PtyProcess implements ProcessHandle {
   }
 
   async killTree(signal: string): Promise<void> {
-    if (this.#leftovers) await signalLeftovers(await this.#leftovers, signal);
-    else await signalTree(this.pid, signal);
+    await this.#group.killTree(signal);
   }
 
   signal(signal: string): void {
-    if (this.#leftovers) {
-      void this.#leftovers.then((l) => signalLeftovers(l, signal));
-      return;
-    }
-    signalGroup(this.pid, signal);
+    this.#group.signal(signal);
+    if (this.#group.isReaped) return;
     // A job-control shell runs its foreground job in a group of its own and
     // ignores SIGINT itself; like Ctrl-C on a terminal, the signal must
     // reach that job. The kernel only lets the terminal's foreground group

@@ -54,3 +54,23 @@ export function signalNumber(name: string): number {
 export function signalName(num: number): string {
   return BY_NUMBER.get(num) ?? `SIG${num}`;
 }
+
+/**
+ * The exit status of a child that exited with `code`, or was killed by
+ * signal number `signum` (exit code 128+N, as a shell reports it).
+ *
+ * @example
+ * ```ts
+ * import { exitStatusOf } from "./signals.ts";
+ * exitStatusOf(0, 9); // { exitCode: 137, signal: "SIGKILL" }
+ * exitStatusOf(3, 0); // { exitCode: 3, signal: null }
+ * ```
+ */
+export function exitStatusOf(
+  code: number,
+  signum: number | undefined,
+): { exitCode: number; signal: string | null } {
+  return signum !== undefined && signum > 0
+    ? { exitCode: 128 + signum, signal: signalName(signum) }
+    : { exitCode: code, signal: null };
+}

@@ -10,17 +10,9 @@
  */
 import { invalidParams, invalidRequest } from "./errors.ts";
 import type { ProcessStartParams, TerminalSize } from "./methods.ts";
-import {
-  absolutePath,
-  optionalBoolean,
-  paramsObject,
-  requireBoolean,
-  requireIntegerInRange,
-  requireNonEmptyString,
-  requireString,
-  requireStringArray,
-  requireStringRecord,
-} from "./validate.ts";
+import { absolutePath, optionalBoolean, paramsObject, requireBoolean } from "./validate.ts";
+import { requireIntegerInRange, requireNonEmptyString, requireString } from "./validate.ts";
+import { requireStringArray, requireStringRecord } from "./validate.ts";
 
 /** The largest terminal dimension accepted. */
 export const MAX_TERMINAL_DIM = 65535;

@@ -6,7 +6,7 @@
  */
 import { encodeBase64 } from "../protocol/base64.ts";
 import { ErrorCode, RpcError } from "../protocol/errors.ts";
-import { Method } from "../protocol/methods.ts";
+import { Requests } from "../protocol/descriptors.ts";
 import {
   optionalBoolean,
   paramsObject,
@@ -15,7 +15,7 @@ import {
 } from "../protocol/validate.ts";
 import { type FileSystem, FileSystemError } from "../fs/types.ts";
 import { toRpcError } from "../runtime/errno.ts";
-import type { MethodHandler } from "./process_methods.ts";
+import { addHandler, type MethodHandler } from "./method_handlers.ts";
 
 /**
  * The wire form of a filesystem failure: `invalidInput` is -32600, `io`
@@ -51,59 +51,59 @@ async function run<T>(method: string, call: () => Promise<T>): Promise<T> {
  */
 export function fsMethods(fs: FileSystem): Map<string, MethodHandler> {
   const handlers = new Map<string, MethodHandler>();
-  handlers.set(Method.FsReadFile, (params) => {
-    const p = paramsObject(params, Method.FsReadFile);
+  addHandler(handlers, Requests.fsReadFile, (params) => {
+    const p = paramsObject(params, Requests.fsReadFile.method);
     const path = requireAbsolutePath(p, "path");
-    return run(Method.FsReadFile, async () => ({
+    return run(Requests.fsReadFile.method, async () => ({
       dataBase64: encodeBase64(await fs.readFile(path)),
     }));
   });
-  handlers.set(Method.FsWriteFile, (params) => {
-    const p = paramsObject(params, Method.FsWriteFile);
+  addHandler(handlers, Requests.fsWriteFile, (params) => {
+    const p = paramsObject(params, Requests.fsWriteFile.method);
     const path = requireAbsolutePath(p, "path");
     const data = requireBase64(p, "dataBase64");
-    return run(Method.FsWriteFile, async () => {
+    return run(Requests.fsWriteFile.method, async () => {
       await fs.writeFile(path, data);
       return {};
     });
   });
-  handlers.set(Method.FsCreateDirectory, (params) => {
-    const p = paramsObject(params, Method.FsCreateDirectory);
+  addHandler(handlers, Requests.fsCreateDirectory, (params) => {
+    const p = paramsObject(params, Requests.fsCreateDirectory.method);
     const path = requireAbsolutePath(p, "path");
     const recursive = optionalBoolean(p, "recursive", true);
-    return run(Method.FsCreateDirectory, async () => {
+    return run(Requests.fsCreateDirectory.method, async () => {
       await fs.createDirectory(path, { recursive });
       return {};
     });
   });
-  handlers.set(Method.FsGetMetadata, (params) => {
-    const p = paramsObject(params, Method.FsGetMetadata);
+  addHandler(handlers, Requests.fsGetMetadata, (params) => {
+    const p = paramsObject(params, Requests.fsGetMetadata.method);
     const path = requireAbsolutePath(p, "path");
-    return run(Method.FsGetMetadata, () => fs.getMetadata(path));
+    return run(Requests.fsGetMetadata.method, () => fs.getMetadata(path));
   });
-  handlers.set(Method.FsReadDirectory, (params) => {
-    const p = paramsObject(params, Method.FsReadDirectory);
+  addHandler(handlers, Requests.fsReadDirectory, (params) => {
+    const p = paramsObject(params, Requests.fsReadDirectory.method);
     const path = requireAbsolutePath(p, "path");
-    return run(Method.FsReadDirectory, async () => ({
+    return run(Requests.fsReadDirectory.method, async () => ({
       entries: await fs.readDirectory(path),
     }));
   });
-  handlers.set(Method.FsRemove, (params) => {
-    const p = paramsObject(params, Method.FsRemove);
+  addHandler(handlers, Requests.fsRemove, (params) => {
+    const p = paramsObject(params, Requests.fsRemove.method);
     const path = requireAbsolutePath(p, "path");
     const recursive = optionalBoolean(p, "recursive", true);
     const force = optionalBoolean(p, "force", true);
-    return run(Method.FsRemove, async () => {
+    return run(Requests.fsRemove.method, async () => {
       await fs.remove(path, { recursive, force });
       return {};
     });
   });
-  handlers.set(Method.FsCopy, (params) => {
-    const p = paramsObject(params, Method.FsCopy);
+  addHandler(handlers, Requests.fsCopy, (params) => {
+    const p = paramsObject(params, Requests.fsCopy.method);
     const sourcePath = requireAbsolutePath(p, "sourcePath");
     const destinationPath = requireAbsolutePath(p, "destinationPath");
     const recursive = optionalBoolean(p, "recursive", false);
-    return run(Method.FsCopy, async () => {
+    return run(Requests.fsCopy.method, async () => {
       await fs.copy(sourcePath, destinationPath, { recursive });
       return {};
     });

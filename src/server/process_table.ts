@@ -128,14 +128,7 @@ export class ProcessTable {
     serverIdleCollector.started();
     let proc: ControlledProcess;
     try {
-      proc = await startControlled({
-        argv: p.argv,
-        arg0: p.arg0,
-        cwd: p.cwd,
-        env: p.env,
-        tty: p.tty,
-        pipeStdin: p.pipeStdin ?? false,
-        size: p.size ?? { rows: 24, cols: 80 },
+      proc = await startControlled(p, {
         drainQuietMs: this.#opts.exitDrainMs,
         onOutput: (stream, data) => this.#onOutput(mp, stream, data),
       });
