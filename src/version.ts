@@ -6,7 +6,7 @@
  */
 
 /** This package's version. */
-export const VERSION = "0.1.0";
+export const VERSION = "0.2.0";
 
 /** The server's name in `initialize` results. */
 export const SERVER_NAME = "exec-server";
