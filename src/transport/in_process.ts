@@ -6,6 +6,7 @@
  * @module
  */
 import type { FrameConnection, IncomingFrame } from "../rpc/connection.ts";
+import { AsyncQueue } from "../util/async_queue.ts";
 import { WaterMarks } from "../util/water_marks.ts";
 
 /** Options of {@linkcode createConnectionPair}. */
@@ -17,22 +18,13 @@ export interface ConnectionPairOptions {
 }
 
 class Channel {
-  queue: string[] = [];
-  head = 0;
+  readonly queue: AsyncQueue<string> = new AsyncQueue();
   bytes = 0;
-  ended = false;
-  waiter: (() => void) | undefined;
   // The sender's backpressure: it fills `queue`, the reader drains it.
   readonly marks: WaterMarks;
 
   constructor(opts: ConnectionPairOptions) {
     this.marks = new WaterMarks(opts);
-  }
-
-  wake(): void {
-    const w = this.waiter;
-    this.waiter = undefined;
-    w?.();
   }
 }
 
@@ -47,30 +39,18 @@ class MemoryConnection implements FrameConnection {
 
   async *frames(): AsyncIterable<IncomingFrame> {
     const ch = this.#incoming;
-    while (true) {
-      if (ch.head < ch.queue.length) {
-        const text = ch.queue[ch.head];
-        ch.queue[ch.head++] = "";
-        ch.bytes -= text.length;
-        if (ch.head === ch.queue.length) {
-          ch.queue = [];
-          ch.head = 0;
-        }
-        ch.marks.shrank(ch.bytes);
-        yield { kind: "text", text };
-        continue;
-      }
-      if (ch.ended) return;
-      await new Promise<void>((resolve) => ch.waiter = resolve);
+    for await (const text of ch.queue) {
+      ch.bytes -= text.length;
+      ch.marks.shrank(ch.bytes);
+      yield { kind: "text", text };
     }
   }
 
   send(text: string): boolean {
     const ch = this.#outgoing;
-    if (ch.ended) return false;
+    if (ch.queue.ended) return false;
     ch.queue.push(text);
     ch.bytes += text.length;
-    ch.wake();
     return ch.marks.grew(ch.bytes);
   }
 
@@ -80,8 +60,7 @@ class MemoryConnection implements FrameConnection {
 
   close(): Promise<void> {
     // What was sent stays readable: the other side sees it, then the end.
-    this.#outgoing.ended = true;
-    this.#outgoing.wake();
+    this.#outgoing.queue.end();
     return Promise.resolve();
   }
 }

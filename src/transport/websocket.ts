@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { AsyncQueue } from "../util/async_queue.ts";
 import { within } from "../util/deadline.ts";
 import { WaterMarks } from "../util/water_marks.ts";
 import type { FrameConnection, IncomingFrame } from "../rpc/connection.ts";
@@ -61,9 +62,7 @@ export class WebSocketConnection implements FrameConnection {
   #marks: WaterMarks;
   #pollMs: number;
   #closeTimeoutMs: number;
-  #queue: Queued[] = [];
-  #head = 0;
-  #wake: (() => void) | undefined;
+  #queue: AsyncQueue<Queued> = new AsyncQueue();
   #ended = false;
   #iterating = false;
   #beforeOpen: string[] = [];
@@ -100,20 +99,7 @@ export class WebSocketConnection implements FrameConnection {
   async *frames(): AsyncIterable<IncomingFrame> {
     if (this.#iterating) throw new Error("WebSocketConnection.frames() can be iterated only once");
     this.#iterating = true;
-    while (true) {
-      if (this.#head < this.#queue.length) {
-        const item = this.#queue[this.#head];
-        this.#queue[this.#head++] = undefined as unknown as Queued;
-        if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
-          this.#queue = this.#queue.slice(this.#head);
-          this.#head = 0;
-        }
-        yield await item;
-        continue;
-      }
-      if (this.#ended) return;
-      await new Promise<void>((resolve) => this.#wake = resolve);
-    }
+    for await (const item of this.#queue) yield await item;
   }
 
   /**
@@ -239,13 +225,6 @@ export class WebSocketConnection implements FrameConnection {
 
   #push(item: Queued): void {
     this.#queue.push(item);
-    this.#wakeReader();
-  }
-
-  #wakeReader(): void {
-    const wake = this.#wake;
-    this.#wake = undefined;
-    wake?.();
   }
 
   #end(): void {
@@ -254,7 +233,7 @@ export class WebSocketConnection implements FrameConnection {
     this.#stopPolling();
     this.#beforeOpen = [];
     this.#beforeOpenBytes = 0;
-    this.#wakeReader();
+    this.#queue.end();
     const listeners = this.#closedListeners;
     this.#closedListeners = [];
     for (const listener of listeners) listener();
