@@ -13,10 +13,9 @@ import process from "node:process";
 import { ExecServerClient } from "../src/client/mod.ts";
 import { VERSION } from "../src/version.ts";
 import { checkPipe, checkPtyEcho, runCoreChecks } from "./core_checks.ts";
+import { DIST_BINARY, ensureBinary } from "./binary_fixture.ts";
 import { TestServer } from "./harness.ts";
 
-const ROOT = new URL("../", import.meta.url).pathname;
-const BINARY = join(ROOT, "dist/exec-server");
 const PATH = "/usr/bin:/bin";
 const CHILD_ENV = { PATH };
 
@@ -54,19 +53,6 @@ async function execFileText(
   }
 }
 
-let building: Promise<void> | undefined;
-
-/** Build the binary unless the one in dist/ was made from the current inputs. */
-function ensureBinary(): Promise<void> {
-  building ??= execFileText(process.execPath, [
-    "run",
-    "--allow-all",
-    join(ROOT, "scripts/build_binary.ts"),
-    "--if-stale",
-  ], { cwd: ROOT }).then(() => undefined);
-  return building;
-}
-
 /** A scratch directory holding `bin/exec-server` alone and an empty `home/`. */
 interface Sandbox {
   dir: string;
@@ -80,7 +66,7 @@ async function sandbox(): Promise<Sandbox> {
   const binDir = join(dir, "bin");
   await mkdir(binDir);
   const bin = join(binDir, "exec-server");
-  await copyFile(BINARY, bin);
+  await copyFile(DIST_BINARY, bin);
   await chmod(bin, 0o755);
   assert.deepEqual(await readdir(binDir), ["exec-server"]);
   // Once it has run, it is no longer busy (see execFileText), so servers

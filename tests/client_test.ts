@@ -3,7 +3,6 @@
  * in process) and against a scripted fake server driven frame by frame.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,9 +25,9 @@ import {
   type ServerNotification,
   SpawnError,
 } from "../mod.ts";
-import { eventually, isAlive, serverCommand } from "./harness.ts";
+import { eventually, type Msg, pidsByArgv0, ROOT, serverCommand } from "./harness.ts";
+import { WsServer } from "./ws_fixture.ts";
 
-const ROOT = new URL("../", import.meta.url).pathname;
 const decode = (b: Uint8Array) => new TextDecoder().decode(b);
 
 /** A client of the real server over stdio (the build under test). */
@@ -38,9 +37,6 @@ function spawnServer(args: string[] = []): Promise<Client> {
 }
 
 // -- a scripted fake server ------------------------------------------------
-
-// deno-lint-ignore no-explicit-any
-type Msg = Record<string, any>;
 
 /** The server end of an in-memory pair, driven by hand. */
 class FakeServer {
@@ -514,41 +510,11 @@ Deno.test("no loss: concurrent fast processes with collect()", async () => {
 
 // -- websocket ---------------------------------------------------------------------
 
-/** A websocket server child; resolves once it printed its URL. */
-async function startWsServer(
-  tokenFile: string,
-): Promise<{ child: ChildProcess; url: string; stop: () => Promise<void> }> {
-  const [cmd, ...rest] = serverCommand();
-  const child = spawn(cmd, [...rest, "--listen", "ws://127.0.0.1:0", "--token-file", tokenFile], {
-    cwd: ROOT,
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  child.stderr!.setEncoding("utf8");
-  child.stderr!.on("data", (d: string) => stderr += d);
-  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
-  await eventually(
-    () => /listening on ws:\/\/\S+\n/.test(stderr) || child.exitCode !== null,
-    20_000,
-    "the websocket server's URL",
-  );
-  const url = /(ws:\/\/\S+)\n/.exec(stderr)?.[1];
-  if (!url) throw new Error(`the websocket server did not start:\n${stderr}`);
-  return {
-    child,
-    url,
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) process.kill(child.pid!, "SIGTERM");
-      await exited;
-    },
-  };
-}
-
 Deno.test("websocket: token auth, run, fs, and typed connect errors", async () => {
   const dir = mkdtempSync(join(tmpdir(), "client-ws-"));
   const tokenFile = join(dir, "token");
   writeFileSync(tokenFile, "s3cret-token-for-the-client-test\n", { mode: 0o600 });
-  const server = await startWsServer(tokenFile);
+  const server = await WsServer.start(["--listen", "ws://127.0.0.1:0", "--token-file", tokenFile]);
   try {
     const client = await ExecServerClient.connectWebSocket(server.url, {
       token: "s3cret-token-for-the-client-test",
@@ -597,17 +563,7 @@ Deno.test("websocket: a listener that never answers the upgrade times out", asyn
 
 /** The pid of a live process whose argv[0] is `marker`. */
 async function findByMarker(marker: string): Promise<number | undefined> {
-  const { readdir, readFile } = await import("node:fs/promises");
-  for (const name of await readdir("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const cmdline = await readFile(`/proc/${name}/cmdline`, "utf8");
-      if (cmdline.split("\0")[0] === marker && await isAlive(Number(name))) return Number(name);
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return undefined;
+  return (await pidsByArgv0(marker))[0];
 }
 
 Deno.test("client: stdin larger than the server's message limit goes in pieces, in order", async () => {

@@ -6,14 +6,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { VERSION } from "../src/version.ts";
-import { b64, type Msg, type TestServer, unb64Bytes } from "./harness.ts";
-
-/** The `initialize` result a {@linkcode TestServer.start} received. */
-export function initializeResult(s: TestServer): Msg {
-  const init = s.messages.find((m) => m.result?.protocolVersion !== undefined);
-  assert.ok(init, "no initialize result was received");
-  return init.result;
-}
+import { b64, type TestServer, unb64Bytes } from "./harness.ts";
+import { initializeResult } from "./server_helpers.ts";
 
 /** Handshake: protocol, name and version. */
 export function checkHandshake(s: TestServer): void {

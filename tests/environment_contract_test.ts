@@ -16,9 +16,8 @@ import {
   ProcessError,
   SpawnError,
 } from "../mod.ts";
-import { serverCommand } from "./harness.ts";
+import { ROOT, serverCommand } from "./harness.ts";
 
-const ROOT = new URL("../", import.meta.url).pathname;
 const text = (s: string) => new TextEncoder().encode(s);
 const decode = (b: Uint8Array) => new TextDecoder().decode(b);
 
@@ -30,33 +29,27 @@ interface Subject {
 
 type Factory = () => Promise<Subject>;
 
+/** A remote environment over `client`; the environment does not own the client, so close both. */
+function remoteSubject(client: ExecServerClient): Subject {
+  const env = Environment.remote(client);
+  return {
+    env,
+    close: async () => {
+      await env.close();
+      await client.close();
+    },
+  };
+}
+
 const factories: Record<string, Factory> = {
   local: () => {
     const env = Environment.local();
     return Promise.resolve({ env, close: () => env.close() });
   },
-  "remote in-process": async () => {
-    const client = await connectInProcess();
-    const env = Environment.remote(client);
-    return {
-      env,
-      close: async () => {
-        await env.close();
-        await client.close();
-      },
-    };
-  },
+  "remote in-process": async () => remoteSubject(await connectInProcess()),
   "remote stdio": async () => {
     const [cmd, ...args] = serverCommand();
-    const client = await ExecServerClient.spawnStdio(cmd, args, { cwd: ROOT });
-    const env = Environment.remote(client);
-    return {
-      env,
-      close: async () => {
-        await env.close();
-        await client.close();
-      },
-    };
+    return remoteSubject(await ExecServerClient.spawnStdio(cmd, args, { cwd: ROOT }));
   },
 };
 

@@ -7,30 +7,14 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import * as fsp from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { b64, serverCommand, TestServer, unb64 } from "./harness.ts";
+import { b64, serverCommand, unb64 } from "./harness.ts";
+import { withServer, withTempDir as withTempDirIn } from "./server_helpers.ts";
 
 const INTERNAL = -32603;
 
-async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await fsp.mkdtemp(`${tmpdir()}/fs-atomic-test-`);
-  try {
-    await fn(dir);
-  } finally {
-    await fsp.rm(dir, { recursive: true, force: true });
-  }
-}
-
-async function withServer(
-  fn: (s: TestServer) => Promise<void>,
-  command?: string[],
-): Promise<void> {
-  const s = await TestServer.start([], command ? { command } : {});
-  try {
-    await fn(s);
-  } finally {
-    assert.equal((await s.close()).code, 0, s.stderr);
-  }
-}
+/** {@linkcode withTempDirIn} under an `fs-atomic-test-` name, to tell leftovers apart. */
+const withTempDir = (fn: (dir: string) => Promise<void>): Promise<void> =>
+  withTempDirIn(fn, "fs-atomic-test-");
 
 /** Mount a tmpfs of `size` on `dir`; false (with the reason logged) when impossible. */
 function mountTmpfs(dir: string, size: string): boolean {
@@ -106,22 +90,26 @@ Deno.test("writeFile over the file size limit (RLIMIT_FSIZE) keeps the old file"
       "sh",
       ...serverCommand(),
     ];
-    await withServer(async (s) => {
-      const res = await s.request("fs/writeFile", {
-        path: `${dir}/data`,
-        dataBase64: b64(new Uint8Array(3 * 1024 * 1024).fill(0x42)),
-      });
-      assert.equal(res.error?.code, INTERNAL, JSON.stringify(res));
-      assert.equal(res.error.data?.errno, "EFBIG");
-      assert.equal(await fsp.readFile(`${dir}/data`, "utf8"), "version 1");
-      assert.deepEqual(await fsp.readdir(dir), ["data"]);
-      // The server carries on.
-      await s.call("fs/writeFile", { path: `${dir}/data`, dataBase64: b64("version 2") });
-      assert.equal(
-        unb64((await s.call("fs/readFile", { path: `${dir}/data` })).dataBase64),
-        "version 2",
-      );
-    }, command);
+    await withServer(
+      async (s) => {
+        const res = await s.request("fs/writeFile", {
+          path: `${dir}/data`,
+          dataBase64: b64(new Uint8Array(3 * 1024 * 1024).fill(0x42)),
+        });
+        assert.equal(res.error?.code, INTERNAL, JSON.stringify(res));
+        assert.equal(res.error.data?.errno, "EFBIG");
+        assert.equal(await fsp.readFile(`${dir}/data`, "utf8"), "version 1");
+        assert.deepEqual(await fsp.readdir(dir), ["data"]);
+        // The server carries on.
+        await s.call("fs/writeFile", { path: `${dir}/data`, dataBase64: b64("version 2") });
+        assert.equal(
+          unb64((await s.call("fs/readFile", { path: `${dir}/data` })).dataBase64),
+          "version 2",
+        );
+      },
+      [],
+      command,
+    );
   });
 });
 

@@ -6,7 +6,6 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import * as fsp from "node:fs/promises";
-import { tmpdir } from "node:os";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
 import {
@@ -18,35 +17,15 @@ import {
   unb64,
   unb64Bytes,
 } from "./harness.ts";
+import { withServer, withTempDir as withTempDirIn } from "./server_helpers.ts";
 
 const INVALID_REQUEST = -32600;
 const INVALID_PARAMS = -32602;
 const INTERNAL = -32603;
 
-async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await fsp.mkdtemp(`${tmpdir()}/fs-test-`);
-  try {
-    await fn(dir);
-  } finally {
-    await fsp.chmod(dir, 0o700).catch(() => {});
-    await fsp.rm(dir, { recursive: true, force: true });
-  }
-}
-
-/** Run `fn` against a fresh server (handshake done), closing it afterwards. */
-async function withServer(
-  fn: (s: TestServer) => Promise<void>,
-  args: string[] = [],
-  command?: string[],
-): Promise<void> {
-  const s = await TestServer.start(args, command ? { command } : {});
-  try {
-    await fn(s);
-  } finally {
-    const { code } = await s.close();
-    assert.equal(code, 0, `server exit code; stderr: ${s.stderr}`);
-  }
-}
+/** {@linkcode withTempDirIn} under an `fs-test-` name, to tell leftovers apart. */
+const withTempDir = (fn: (dir: string) => Promise<void>): Promise<void> =>
+  withTempDirIn(fn, "fs-test-");
 
 /** Send a request that must fail; check its code, errno and that the message names `mentions`. */
 async function expectError(

@@ -10,13 +10,14 @@
  * {@linkcode TestServer} (see {@linkcode denoServerCommand} and
  * {@linkcode nodeServerCommand}).
  */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import process from "node:process";
 import { Buffer } from "node:buffer";
 
-const ROOT = new URL("../", import.meta.url).pathname;
+/** The repository root, with a trailing slash (tests run from any cwd). */
+export const ROOT: string = new URL("../", import.meta.url).pathname;
 
 /** The command that starts the server under test (`EXEC_SERVER_CMD` or Deno). */
 export function serverCommand(): string[] {
@@ -65,12 +66,68 @@ export type Msg = Record<string, any>;
 /** The environment most tests give their children. */
 export const ENV: Record<string, string> = { PATH: "/usr/local/bin:/usr/bin:/bin" };
 
+/** `process/start` params with test defaults (cwd /tmp, {@linkcode ENV}, pipes), then `extra`. */
+export function startParams(processId: string, argv: string[], extra: Msg = {}): Msg {
+  return { processId, argv, cwd: "/tmp", env: ENV, tty: false, ...extra };
+}
+
 /** Base64 helpers for test payloads. */
 export const b64 = (s: string | Uint8Array): string => Buffer.from(s).toString("base64");
 /** Decode base64 to a string. */
 export const unb64 = (s: string): string => Buffer.from(s, "base64").toString("utf8");
 /** Decode base64 to bytes. */
 export const unb64Bytes = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, "base64"));
+
+/** What {@linkcode waitForMessage} waits on, and how it fails. */
+export interface MessageWait {
+  /** The messages received so far; the receiver appends to it. */
+  messages: Msg[];
+  /** Called by the receiver after each batch of messages (and on exit). */
+  listeners: Set<() => void>;
+  /** The message wanted. */
+  pred: (m: Msg) => boolean;
+  /** How long to wait. */
+  timeoutMs: number;
+  /** The error to fail with at once when waiting is pointless, else undefined. */
+  failed?: () => Error | undefined;
+  /** The error to fail with at the timeout (built late, to include fresh logs). */
+  timedOut: () => Error;
+}
+
+/**
+ * Resolve with the first message satisfying `w.pred`, scanning each message
+ * once: rescanning all on every batch would be quadratic on a long flood.
+ * Shared by {@linkcode TestServer} and the websocket tests' client.
+ */
+export function waitForMessage(w: MessageWait): Promise<Msg> {
+  return new Promise((resolve, reject) => {
+    let scanned = 0;
+    const check = () => {
+      for (; scanned < w.messages.length; scanned++) {
+        if (w.pred(w.messages[scanned])) {
+          cleanup();
+          resolve(w.messages[scanned]);
+          return;
+        }
+      }
+      const err = w.failed?.();
+      if (err) {
+        cleanup();
+        reject(err);
+      }
+    };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(w.timedOut());
+    }, w.timeoutMs);
+    const cleanup = () => {
+      clearTimeout(timer);
+      w.listeners.delete(check);
+    };
+    w.listeners.add(check);
+    check();
+  });
+}
 
 /** A running server under test. */
 export class TestServer {
@@ -189,37 +246,22 @@ export class TestServer {
 
   /** Wait until a received message satisfies `pred`; returns it. */
   waitFor(pred: (m: Msg) => boolean, timeoutMs = 20_000, what = "message"): Promise<Msg> {
-    return new Promise((resolve, reject) => {
-      let scanned = 0;
-      const check = () => {
-        for (; scanned < this.messages.length; scanned++) {
-          if (pred(this.messages[scanned])) {
-            cleanup();
-            resolve(this.messages[scanned]);
-            return;
-          }
-        }
-        if (this.child.exitCode !== null || this.child.signalCode !== null) {
-          cleanup();
-          reject(new Error(`server exited while waiting for ${what}\n${this.stderr}`));
-        }
-      };
-      const timer = setTimeout(() => {
-        cleanup();
-        reject(
-          new Error(
-            `timed out after ${timeoutMs} ms waiting for ${what}\nstderr: ${
-              this.stderr.slice(-2000)
-            }`,
-          ),
-        );
-      }, timeoutMs);
-      const cleanup = () => {
-        clearTimeout(timer);
-        this.#listeners.delete(check);
-      };
-      this.#listeners.add(check);
-      check();
+    return waitForMessage({
+      messages: this.messages,
+      listeners: this.#listeners,
+      pred,
+      timeoutMs,
+      // A dead server never sends it: fail now rather than at the timeout.
+      failed: () =>
+        this.child.exitCode !== null || this.child.signalCode !== null
+          ? new Error(`server exited while waiting for ${what}\n${this.stderr}`)
+          : undefined,
+      timedOut: () =>
+        new Error(
+          `timed out after ${timeoutMs} ms waiting for ${what}\nstderr: ${
+            this.stderr.slice(-2000)
+          }`,
+        ),
     });
   }
 
@@ -252,25 +294,15 @@ export class TestServer {
     return new TextDecoder().decode(this.outputBytes(processId, stream));
   }
 
-  /** Start a process with test defaults; returns the response message. */
+  /** Start a process with {@linkcode startParams}; returns the response message. */
   start(processId: string, argv: string[], extra: Msg = {}): Promise<Msg> {
-    return this.request("process/start", {
-      processId,
-      argv,
-      cwd: "/tmp",
-      env: ENV,
-      tty: false,
-      ...extra,
-    });
+    return this.request("process/start", startParams(processId, argv, extra));
   }
 
   /** Close stdin (EOF) and wait for the server to exit. */
   async close(): Promise<{ code: number | null; signal: string | null }> {
     this.child.stdin!.end();
-    const timer = setTimeout(() => this.child.kill("SIGKILL"), 10_000);
-    const res = await this.exited;
-    clearTimeout(timer);
-    return res;
+    return await exitedOrKilled(this.child, this.exited);
   }
 
   /**
@@ -300,6 +332,19 @@ export class TestServer {
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     await this.close();
+  }
+}
+
+/**
+ * Await `exited`, SIGKILLing `child` if it is still running after 10 s: a
+ * server that ignores its shutdown must fail its test, not hang the suite.
+ */
+export async function exitedOrKilled<T>(child: ChildProcess, exited: Promise<T>): Promise<T> {
+  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  try {
+    return await exited;
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -368,6 +413,25 @@ export async function descendants(pid: number): Promise<ProcInfo[]> {
     }
   }
   return out;
+}
+
+/**
+ * The live pids whose argv[0] is `argv0`. Tests mark a process by running it
+ * under a unique argv[0] (`exec -a`); other processes may carry the marker
+ * as an argument, so only argv[0] identifies it.
+ */
+export async function pidsByArgv0(argv0: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const cmdline = await readFile(`/proc/${name}/cmdline`, "utf8");
+      if (cmdline.split("\0")[0] === argv0 && await isAlive(Number(name))) pids.push(Number(name));
+    } catch {
+      // Exited while we looked.
+    }
+  }
+  return pids;
 }
 
 /** Poll `cond` every 20 ms until it holds or `timeoutMs` passes. */

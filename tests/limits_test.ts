@@ -5,13 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { b64, eventually, type Msg, TestServer, unb64 } from "./harness.ts";
-
-/** The `initialize` result the harness received when it started `s`. */
-function initializeResult(s: TestServer): Msg {
-  const init = s.messages.find((m) => m.result?.protocolVersion !== undefined);
-  assert.ok(init, "no initialize response");
-  return init.result;
-}
+import { initializeResult } from "./server_helpers.ts";
 
 Deno.test("--max-processes: the next start is refused, naming the limit", async () => {
   await using s = await TestServer.start(["--max-processes", "3", "--exited-retention-ms", "200"]);

@@ -15,9 +15,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { VERSION } from "../src/version.ts";
 import { runCoreChecks } from "./core_checks.ts";
-import { TestServer } from "./harness.ts";
-
-const ROOT = new URL("../", import.meta.url).pathname;
+import { ROOT, TestServer } from "./harness.ts";
 
 /** Run a command to completion; a hung command is killed after `timeoutMs`. */
 function run(

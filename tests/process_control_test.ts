@@ -3,28 +3,17 @@
  * size, signals, graceful termination and whole-tree kills.
  */
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
-import { b64, descendants, eventually, isAlive, type Msg, TestServer, unb64 } from "./harness.ts";
-
-/** Wait until the process's output (all streams) contains `text`. */
-function waitOutput(s: TestServer, id: string, text: string, timeoutMs = 10_000): Promise<Msg> {
-  return s.waitFor(
-    () => s.outputText(id).includes(text),
-    timeoutMs,
-    `${JSON.stringify(text)} in the output of ${id}`,
-  );
-}
-
-/** Wait until the process's output matches `re`; returns the match. */
-async function waitMatch(
-  s: TestServer,
-  id: string,
-  re: RegExp,
-  timeoutMs = 10_000,
-): Promise<RegExpExecArray> {
-  await s.waitFor(() => re.test(s.outputText(id)), timeoutMs, `${re} in the output of ${id}`);
-  return re.exec(s.outputText(id))!;
-}
+import {
+  b64,
+  descendants,
+  eventually,
+  isAlive,
+  type Msg,
+  procStat,
+  TestServer,
+  unb64,
+} from "./harness.ts";
+import { waitMatch, waitOutput } from "./server_helpers.ts";
 
 /** The index of the first message satisfying `pred`, failing when none does. */
 function indexOf(s: TestServer, pred: (m: Msg) => boolean, what: string): number {
@@ -33,10 +22,11 @@ function indexOf(s: TestServer, pred: (m: Msg) => boolean, what: string): number
   return i;
 }
 
-/** The session id (field 6 of /proc/PID/stat) of a live process. */
+/** The session id of a live process (failing when it is gone). */
 async function sessionOf(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, "latin1");
-  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3]);
+  const info = await procStat(pid);
+  assert.ok(info, `pid ${pid} is gone`);
+  return info.session;
 }
 
 Deno.test("pipeStdin: cat echoes what was written and exits 0 after closeStdin", async () => {

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { b64, type Msg, TestServer, unb64 } from "./harness.ts";
+import { feedChunks, readProcess } from "./server_helpers.ts";
 
 /**
  * Start `cat` on pipes and feed it `parts` one at a time, waiting for each
@@ -13,25 +14,12 @@ import { b64, type Msg, TestServer, unb64 } from "./harness.ts";
 async function catWithChunks(s: TestServer, id: string, parts: string[]): Promise<void> {
   const res = await s.start(id, ["cat"], { pipeStdin: true });
   assert.deepEqual(res.result, { processId: id });
-  for (let i = 0; i < parts.length; i++) {
-    await s.request("process/write", { processId: id, chunk: b64(parts[i]) });
-    await s.waitFor(
-      (m) => m.method === "process/output" && m.params.processId === id && m.params.seq === i + 1,
-      10_000,
-      `chunk ${i + 1} of ${id}`,
-    );
-  }
+  await feedChunks(s, id, parts);
   assert.deepEqual(
     s.outputsOf(id).map((m) => unb64(m.params.chunk)),
     parts,
     "cat did not echo one chunk per write",
   );
-}
-
-async function read(s: TestServer, params: Msg): Promise<Msg> {
-  const res = await s.request("process/read", params);
-  assert.equal(res.error, undefined, JSON.stringify(res.error));
-  return res.result;
 }
 
 const texts = (r: Msg): string[] => r.chunks.map((c: Msg) => unb64(c.chunk));
@@ -40,25 +28,25 @@ const seqs = (r: Msg): number[] => r.chunks.map((c: Msg) => c.seq);
 Deno.test("read: afterSeq, nextSeq and streams", async () => {
   await using s = await TestServer.start();
   await catWithChunks(s, "c", ["aaaa", "bb", "cccccc", "d"]);
-  const all = await read(s, { processId: "c" });
+  const all = await readProcess(s, { processId: "c" });
   assert.deepEqual(texts(all), ["aaaa", "bb", "cccccc", "d"]);
   assert.deepEqual(seqs(all), [1, 2, 3, 4]);
   assert.ok(all.chunks.every((c: Msg) => c.stream === "stdout"));
   assert.equal(all.nextSeq, 5);
   assert.equal(all.exited, false);
   assert.equal(all.exitCode, null);
-  assert.deepEqual(seqs(await read(s, { processId: "c", afterSeq: 2 })), [3, 4]);
-  const none = await read(s, { processId: "c", afterSeq: 4 });
+  assert.deepEqual(seqs(await readProcess(s, { processId: "c", afterSeq: 2 })), [3, 4]);
+  const none = await readProcess(s, { processId: "c", afterSeq: 4 });
   assert.deepEqual(none.chunks, []);
   assert.equal(none.nextSeq, 5, "nextSeq is the next seq to be assigned when nothing is returned");
-  const beyond = await read(s, { processId: "c", afterSeq: 99 });
+  const beyond = await readProcess(s, { processId: "c", afterSeq: 99 });
   assert.deepEqual(beyond.chunks, []);
   assert.equal(beyond.nextSeq, 5);
   // Seqs in reads match the seqs in notifications.
   assert.deepEqual(s.outputsOf("c").map((m) => m.params.seq), [1, 2, 3, 4]);
   await s.request("process/closeStdin", { processId: "c" });
   await s.waitExited("c");
-  const end = await read(s, { processId: "c", afterSeq: 4 });
+  const end = await readProcess(s, { processId: "c", afterSeq: 4 });
   assert.deepEqual(end.chunks, []);
   assert.equal(end.exited, true);
   assert.equal(end.exitCode, 0);
@@ -67,17 +55,17 @@ Deno.test("read: afterSeq, nextSeq and streams", async () => {
 Deno.test("read: maxBytes stops before the total would exceed it; first chunk whole", async () => {
   await using s = await TestServer.start();
   await catWithChunks(s, "m", ["aaaa", "bb", "cccccc", "d"]);
-  const six = await read(s, { processId: "m", maxBytes: 6 });
+  const six = await readProcess(s, { processId: "m", maxBytes: 6 });
   assert.deepEqual(texts(six), ["aaaa", "bb"]);
   assert.equal(six.nextSeq, 3);
-  const five = await read(s, { processId: "m", maxBytes: 5 });
+  const five = await readProcess(s, { processId: "m", maxBytes: 5 });
   assert.deepEqual(texts(five), ["aaaa"]);
   assert.equal(five.nextSeq, 2);
   // The first chunk is returned even though it alone exceeds maxBytes.
-  const one = await read(s, { processId: "m", afterSeq: 2, maxBytes: 1 });
+  const one = await readProcess(s, { processId: "m", afterSeq: 2, maxBytes: 1 });
   assert.deepEqual(texts(one), ["cccccc"]);
   assert.equal(one.nextSeq, 4);
-  const zero = await read(s, { processId: "m", maxBytes: 0 });
+  const zero = await readProcess(s, { processId: "m", maxBytes: 0 });
   assert.deepEqual(texts(zero), ["aaaa"]);
   // Paging with nextSeq visits every chunk once.
   await s.request("process/closeStdin", { processId: "m" });
@@ -86,7 +74,7 @@ Deno.test("read: maxBytes stops before the total would exceed it; first chunk wh
   let after = 0;
   let last: Msg;
   do {
-    last = await read(s, { processId: "m", afterSeq: after, maxBytes: 7 });
+    last = await readProcess(s, { processId: "m", afterSeq: after, maxBytes: 7 });
     pages.push(texts(last));
     after = last.nextSeq - 1;
     // The exit is reported only with the page that holds the last chunk.
@@ -100,7 +88,7 @@ Deno.test("read: stdout and stderr chunks share one seq series", async () => {
   await using s = await TestServer.start();
   await s.start("both", ["sh", "-c", "echo out; sleep 0.05; echo err >&2; sleep 0.05; echo out2"]);
   await s.waitExited("both");
-  const r = await read(s, { processId: "both" });
+  const r = await readProcess(s, { processId: "both" });
   assert.equal(r.exited, true);
   const byStream = (name: string) =>
     r.chunks.filter((c: Msg) => c.stream === name).map((c: Msg) => unb64(c.chunk)).join("");
@@ -140,7 +128,7 @@ Deno.test("read: waitMs wakes on exit with nothing to return", async () => {
 Deno.test("read: waitMs that expires answers empty", async () => {
   await using s = await TestServer.start();
   await s.start("quiet", ["cat"], { pipeStdin: true });
-  const res = await read(s, { processId: "quiet", waitMs: 50 });
+  const res = await readProcess(s, { processId: "quiet", waitMs: 50 });
   assert.deepEqual(res.chunks, []);
   assert.equal(res.nextSeq, 1);
   assert.equal(res.exited, false);
@@ -158,8 +146,8 @@ Deno.test("read: a waiting read does not block other requests, even on the same 
   // Everything below is answered while both reads wait.
   await s.start("b", ["echo", "from b"]);
   await s.waitExited("b");
-  assert.deepEqual(texts(await read(s, { processId: "b" })), ["from b\n"]);
-  assert.deepEqual((await read(s, { processId: "a" })).chunks, []);
+  assert.deepEqual(texts(await readProcess(s, { processId: "b" })), ["from b\n"]);
+  assert.deepEqual((await readProcess(s, { processId: "a" })).chunks, []);
   assert.equal((await s.request("process/read", { processId: "zz" })).error.code, -32600);
   for (const id of waiting) assert.equal(s.indexOf((m) => m.id === id), -1);
   await s.request("process/write", { processId: "a", chunk: b64("x") });
@@ -173,7 +161,7 @@ Deno.test("read: a pending wait does not keep the server alive after EOF", async
   try {
     await s.start("hang", ["cat"], { pipeStdin: true });
     s.send({ id: "w", method: "process/read", params: { processId: "hang", waitMs: 60_000 } });
-    await read(s, { processId: "hang" });
+    await readProcess(s, { processId: "hang" });
     // EOF on stdin: the server kills the process and exits promptly instead
     // of sitting out the 60 s wait.
     const { code } = await s.close();

@@ -4,45 +4,25 @@
  * (`--exited-retention-ms`, then the id is free again).
  */
 import assert from "node:assert/strict";
-import { b64, eventually, type Msg, TestServer, unb64 } from "./harness.ts";
-
-async function read(s: TestServer, params: Msg): Promise<Msg> {
-  const res = await s.request("process/read", params);
-  assert.equal(res.error, undefined, JSON.stringify(res.error));
-  return res.result;
-}
-
-/** Feed `cat` one part at a time so that each part is exactly one chunk. */
-async function feed(s: TestServer, id: string, parts: string[]): Promise<void> {
-  const before = s.outputsOf(id).length;
-  for (let i = 0; i < parts.length; i++) {
-    await s.request("process/write", { processId: id, chunk: b64(parts[i]) });
-    await s.waitFor(
-      (m) =>
-        m.method === "process/output" && m.params.processId === id &&
-        m.params.seq === before + i + 1,
-      10_000,
-      `chunk ${before + i + 1} of ${id}`,
-    );
-  }
-}
+import { eventually, type Msg, TestServer, unb64 } from "./harness.ts";
+import { feedChunks, readProcess } from "./server_helpers.ts";
 
 Deno.test("retention: the oldest chunks are evicted past the cap; evicted reports the gap", async () => {
   await using s = await TestServer.start(["--max-output-bytes", "1024"]);
   await s.start("r", ["cat"], { pipeStdin: true });
   const parts = ["a", "b", "c", "d", "e"].map((ch) => ch.repeat(400));
-  await feed(s, "r", parts);
+  await feedChunks(s, "r", parts);
   // 5 x 400 bytes with a 1024-byte cap: seqs 4 and 5 (800 bytes) remain.
-  const all = await read(s, { processId: "r" });
+  const all = await readProcess(s, { processId: "r" });
   assert.deepEqual(all.chunks.map((c: Msg) => c.seq), [4, 5]);
   assert.deepEqual(all.chunks.map((c: Msg) => unb64(c.chunk)), [parts[3], parts[4]]);
   assert.deepEqual(all.evicted, { fromSeq: 1, toSeq: 3 });
   assert.equal(all.nextSeq, 6);
-  assert.deepEqual((await read(s, { processId: "r", afterSeq: 2 })).evicted, {
+  assert.deepEqual((await readProcess(s, { processId: "r", afterSeq: 2 })).evicted, {
     fromSeq: 3,
     toSeq: 3,
   });
-  const noGap = await read(s, { processId: "r", afterSeq: 3 });
+  const noGap = await readProcess(s, { processId: "r", afterSeq: 3 });
   assert.equal(noGap.evicted, undefined);
   assert.deepEqual(noGap.chunks.map((c: Msg) => c.seq), [4, 5]);
   // Notifications are not subject to the cap: every byte was delivered.
@@ -54,14 +34,14 @@ Deno.test("retention: the oldest chunks are evicted past the cap; evicted report
 Deno.test("retention: a chunk larger than the cap is kept alone", async () => {
   await using s = await TestServer.start(["--max-output-bytes", "1024"]);
   await s.start("big", ["cat"], { pipeStdin: true });
-  await feed(s, "big", ["x".repeat(100), "y".repeat(1500)]);
-  const r = await read(s, { processId: "big" });
+  await feedChunks(s, "big", ["x".repeat(100), "y".repeat(1500)]);
+  const r = await readProcess(s, { processId: "big" });
   assert.deepEqual(r.chunks.map((c: Msg) => c.seq), [2]);
   assert.equal(unb64(r.chunks[0].chunk), "y".repeat(1500));
   assert.deepEqual(r.evicted, { fromSeq: 1, toSeq: 1 });
   // The next chunk evicts the oversized one.
-  await feed(s, "big", ["z"]);
-  const after = await read(s, { processId: "big", afterSeq: 1 });
+  await feedChunks(s, "big", ["z"]);
+  const after = await readProcess(s, { processId: "big", afterSeq: 1 });
   assert.deepEqual(after.chunks.map((c: Msg) => c.seq), [3]);
   assert.deepEqual(after.evicted, { fromSeq: 2, toSeq: 2 });
   await s.request("process/closeStdin", { processId: "big" });
@@ -79,7 +59,7 @@ Deno.test("retention: a flood of output far beyond the cap", async () => {
   ]);
   await s.waitExited("flood");
   assert.equal(s.outputBytes("flood").length, 262144);
-  const r = await read(s, { processId: "flood" });
+  const r = await readProcess(s, { processId: "flood" });
   const kept = r.chunks.reduce((n: number, c: Msg) => n + unb64(c.chunk).length, 0);
   assert.ok(r.chunks.length >= 1);
   // Only the newest chunk may exceed the cap on its own.
@@ -94,7 +74,7 @@ Deno.test("exited retention: readable until --exited-retention-ms, then the id i
   await using s = await TestServer.start(["--exited-retention-ms", "1000"]);
   await s.start("gone", ["echo", "first life"]);
   await s.waitExited("gone");
-  const retained = await read(s, { processId: "gone" });
+  const retained = await readProcess(s, { processId: "gone" });
   assert.equal(retained.exited, true);
   assert.equal(unb64(retained.chunks[0].chunk), "first life\n");
   const dup = await s.start("gone", ["true"]);
@@ -112,7 +92,7 @@ Deno.test("exited retention: readable until --exited-retention-ms, then the id i
       m.method === "process/exited" && m.params.processId === "gone" &&
       s.messages.indexOf(m) > s.messages.indexOf(again),
   );
-  const second = await read(s, { processId: "gone" });
+  const second = await readProcess(s, { processId: "gone" });
   assert.equal(unb64(second.chunks[0].chunk), "second life\n");
   assert.equal(second.chunks[0].seq, 1, "a reused id starts a new seq series");
 });
@@ -122,7 +102,7 @@ Deno.test("exited retention does not apply to running processes", async () => {
   await s.start("alive", ["cat"], { pipeStdin: true });
   // Many retention periods pass while it runs.
   await new Promise((r) => setTimeout(r, 300));
-  assert.equal((await read(s, { processId: "alive" })).exited, false);
+  assert.equal((await readProcess(s, { processId: "alive" })).exited, false);
   await s.request("process/closeStdin", { processId: "alive" });
   await s.waitExited("alive");
 });

@@ -4,8 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import {
@@ -16,23 +15,22 @@ import {
   cacheAddon,
   loadEmbeddedAddon,
 } from "../scripts/sea_addon.ts";
+import { withTempDir } from "./server_helpers.ts";
 
 const BYTES = new TextEncoder().encode("\x7fELF pretend shared object");
 const SHA = addonChecksum(BYTES);
 
-async function withDirs(
+/** Run `fn` with fresh `home` and `tmp` dirs in a temp dir `root`, removed afterwards. */
+function withDirs(
   fn: (opts: AddonPlaceOptions, root: string) => Promise<void> | void,
 ): Promise<void> {
-  const root = await mkdtemp(join(tmpdir(), "sea-addon-test-"));
-  const home = join(root, "home");
-  const tmp = join(root, "tmp");
-  mkdirSync(home);
-  mkdirSync(tmp);
-  try {
+  return withTempDir(async (root) => {
+    const home = join(root, "home");
+    const tmp = join(root, "tmp");
+    mkdirSync(home);
+    mkdirSync(tmp);
     await fn({ version: "9.8.7", home, tmp, uid: process.getuid?.() }, root);
-  } finally {
-    await rm(root, { recursive: true, force: true });
-  }
+  }, "sea-addon-test-");
 }
 
 Deno.test("addonCacheDir: ~/.cache unless XDG_CACHE_HOME is absolute", () => {

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import process from "node:process";
 import { eventually, isAlive, type Msg, TestServer } from "./harness.ts";
+import { waitMatch } from "./server_helpers.ts";
 
 const GRACE_MS = 300;
 
@@ -16,10 +17,19 @@ function signalServer(s: TestServer, signal: "SIGTERM" | "SIGINT"): void {
   process.kill(s.child.pid!, signal);
 }
 
-/** Wait until the process's output matches `re`; returns the match. */
-async function waitMatch(s: TestServer, id: string, re: RegExp): Promise<RegExpExecArray> {
-  await s.waitFor(() => re.test(s.outputText(id)), 10_000, `${re} in the output of ${id}`);
-  return re.exec(s.outputText(id))!;
+/** The server's exit, or a failure saying `why` when it still runs 10 s on. */
+async function exitedWithin10s(s: TestServer, why: string): Promise<Awaited<TestServer["exited"]>> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      s.exited,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(why)), 10_000);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
@@ -60,12 +70,7 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
 
       const sentAt = performance.now();
       signalServer(s, signal);
-      const exit = await Promise.race([
-        s.exited,
-        new Promise<never>((_, reject) =>
-          setTimeout(() => reject(new Error(`server still running 10 s after ${signal}`)), 10_000)
-        ),
-      ]);
+      const exit = await exitedWithin10s(s, `server still running 10 s after ${signal}`);
       const elapsed = performance.now() - sentAt;
       assert.deepEqual(exit, { code: 0, signal: null });
       // Stubborn children made the server wait for the whole grace period.
@@ -101,12 +106,7 @@ Deno.test("SIGTERM to an idle server exits 0 at once, without waiting for the gr
     await s.start("done", ["true"]);
     await s.waitExited("done");
     signalServer(s, "SIGTERM");
-    const exit = await Promise.race([
-      s.exited,
-      new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error("server waited for the grace period")), 10_000)
-      ),
-    ]);
+    const exit = await exitedWithin10s(s, "server waited for the grace period");
     assert.deepEqual(exit, { code: 0, signal: null });
   } finally {
     s.kill();
@@ -120,12 +120,7 @@ Deno.test("SIGTERM: children that exit on SIGTERM end the wait before the grace"
     await s.start("a", ["sleep", "30"]);
     await s.start("b", ["sleep", "30"], { tty: true });
     signalServer(s, "SIGTERM");
-    const exit = await Promise.race([
-      s.exited,
-      new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error("server waited for the grace period")), 10_000)
-      ),
-    ]);
+    const exit = await exitedWithin10s(s, "server waited for the grace period");
     assert.deepEqual(exit, { code: 0, signal: null });
     for (const id of ["a", "b"]) {
       const note = s.messages.find((m) =>

@@ -10,7 +10,7 @@
  * bash.
  */
 import assert from "node:assert/strict";
-import { execFile, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import {
@@ -44,29 +44,12 @@ import {
   detectBinaryPlatforms,
 } from "../src/client/ssh_bootstrap.ts";
 import { VERSION } from "../src/version.ts";
-import { eventually, isAlive } from "./harness.ts";
-import { REPO_ROOT, sshdMissingReason, startSshd } from "./ssh_fixture.ts";
+import { DIST_BINARY, ensureBinary } from "./binary_fixture.ts";
+import { eventually, pidsByArgv0 } from "./harness.ts";
+import { sshdMissingReason, startSshd } from "./ssh_fixture.ts";
 
-const DIST_BINARY = join(REPO_ROOT, "dist/exec-server");
 // Skipped when sshd is missing; ssh_test.ts prints the one line that says why.
 const sshdMissing = sshdMissingReason();
-
-let building: Promise<void> | undefined;
-
-/** `dist/exec-server`, built once when it is missing (slow: a minute or more). */
-function ensureBinary(): Promise<void> {
-  if (existsSync(DIST_BINARY)) return Promise.resolve();
-  building ??= new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      ["run", "--allow-all", join(REPO_ROOT, "scripts/build_binary.ts"), "--if-stale"],
-      { cwd: REPO_ROOT, maxBuffer: 16 << 20 },
-      (err, _stdout, stderr) =>
-        err ? reject(new Error(`build_binary failed: ${stderr}`)) : resolve(),
-    );
-  });
-  return building;
-}
 
 async function sha256Of(path: string): Promise<string> {
   return createHash("sha256").update(await readFile(path)).digest("hex");
@@ -74,21 +57,6 @@ async function sha256Of(path: string): Promise<string> {
 
 function cachePath(root: string, sha256: string): string {
   return join(root, `${VERSION}-${sha256.slice(0, 16)}`, "exec-server");
-}
-
-/** Live pids whose argv[0] is `path`. */
-async function pidsRunning(path: string): Promise<number[]> {
-  const pids: number[] = [];
-  for (const name of await readdir("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const argv0 = (await readFile(`/proc/${name}/cmdline`, "utf8")).split("\0")[0];
-      if (argv0 === path && await isAlive(Number(name))) pids.push(Number(name));
-    } catch {
-      // Exited while we looked.
-    }
-  }
-  return pids;
 }
 
 /** A scratch directory; `dispose` unmounts what `mount` mounted and removes it. */
@@ -693,14 +661,14 @@ Deno.test({
         try {
           const r = await client.run(["sh", "-c", "echo remote $PPID"]);
           assert.equal(r.exitCode, 0);
-          const servers = await pidsRunning(remotePath);
+          const servers = await pidsByArgv0(remotePath);
           assert.equal(servers.length, 1, `one server runs from the cache (${servers})`);
           assert.equal(r.stdout, `remote ${servers[0]}\n`);
         } finally {
           await client.close();
         }
         await eventually(
-          async () => (await pidsRunning(remotePath)).length === 0,
+          async () => (await pidsByArgv0(remotePath)).length === 0,
           10_000,
           "the remote server to exit",
         );

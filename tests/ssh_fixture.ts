@@ -27,15 +27,13 @@ import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
+import { ROOT } from "./harness.ts";
 
 /** Where Debian installs the daemon. */
 export const SSHD = "/usr/sbin/sshd";
 
-/** The repository root (absolute, with a trailing slash). */
-export const REPO_ROOT: string = new URL("../", import.meta.url).pathname;
-
 /** The Deno binary the project pins (run as `node_modules/deno/deno`). */
-export const DENO_BIN: string = join(REPO_ROOT, "node_modules/deno/deno");
+export const DENO_BIN: string = join(ROOT, "node_modules/deno/deno");
 
 /** Why ssh tests cannot run here, or undefined when they can. */
 export function sshdMissingReason(): string | undefined {

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { writeFileSync } from "node:fs";
 import {
   ConnectionClosedError,
@@ -13,33 +13,13 @@ import {
   shellQuote,
   sshCommandLine,
 } from "../mod.ts";
-import { eventually, isAlive } from "./harness.ts";
-import { DENO_BIN, REPO_ROOT, sshdMissingReason, startSshd } from "./ssh_fixture.ts";
+import { eventually, pidsByArgv0, ROOT } from "./harness.ts";
+import { DENO_BIN, sshdMissingReason, startSshd } from "./ssh_fixture.ts";
 
 const missing = sshdMissingReason();
 // The one line the whole suite prints about it (ssh_bootstrap_test.ts skips
 // its sshd tests for the same reason and says nothing more).
 if (missing) console.error(`ssh tests skipped (ssh_test.ts, ssh_bootstrap_test.ts): ${missing}`);
-
-/**
- * Live pids whose argv[0] is `marker` (the local ssh client also carries
- * the marker, as an argument, so only argv[0] identifies the server).
- */
-async function pidsWith(marker: string): Promise<number[]> {
-  const pids: number[] = [];
-  for (const name of await readdir("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const cmdline = await readFile(`/proc/${name}/cmdline`, "utf8");
-      if (cmdline.split("\0")[0] === marker && await isAlive(Number(name))) {
-        pids.push(Number(name));
-      }
-    } catch {
-      // Exited while we looked.
-    }
-  }
-  return pids;
-}
 
 Deno.test("ssh: shellQuote keeps every word literal under dash, bash and zsh", () => {
   const words = [
@@ -110,7 +90,7 @@ Deno.test({
         [
           "#!/bin/bash",
           'marker="$1"; shift',
-          `exec -a "$marker" ${DENO_BIN} run -A ${REPO_ROOT}cli.ts "$@"`,
+          `exec -a "$marker" ${DENO_BIN} run -A ${ROOT}cli.ts "$@"`,
           "",
         ].join("\n"),
       );
@@ -123,7 +103,7 @@ Deno.test({
       });
       assert.equal(client.protocolVersion, "exec-server.v0");
       assert.equal(client.serverInfo?.name, "exec-server");
-      const servers = await pidsWith(marker);
+      const servers = await pidsByArgv0(marker);
       assert.equal(servers.length, 1, `one remote server runs (${servers})`);
 
       // A command on "the remote": it runs under sshd's session, not ours.
@@ -146,19 +126,19 @@ Deno.test({
       // A long-running remote process dies with the connection, like the server.
       const childMarker = `ssh-child-${crypto.randomUUID()}`;
       const sleeper = await client.spawn({ argv: ["sleep", "300"], arg0: childMarker });
-      assert.equal((await pidsWith(childMarker)).length, 1);
+      assert.equal((await pidsByArgv0(childMarker)).length, 1);
 
       await client.close();
       const info = await client.closed;
       assert.equal(info.byClient, true);
       await assert.rejects(sleeper.wait(), ConnectionClosedError);
       await eventually(
-        async () => (await pidsWith(marker)).length === 0,
+        async () => (await pidsByArgv0(marker)).length === 0,
         10_000,
         "the server to exit",
       );
       await eventually(
-        async () => (await pidsWith(childMarker)).length === 0,
+        async () => (await pidsByArgv0(childMarker)).length === 0,
         10_000,
         "its child to die",
       );

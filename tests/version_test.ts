@@ -6,12 +6,10 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { VERSION } from "../src/version.ts";
-import { serverCommand, TestServer } from "./harness.ts";
-
-const root = new URL("../", import.meta.url);
+import { ROOT, serverCommand, TestServer } from "./harness.ts";
 
 function versionIn(file: string): string {
-  return JSON.parse(readFileSync(new URL(file, root), "utf8")).version;
+  return JSON.parse(readFileSync(`${ROOT}${file}`, "utf8")).version;
 }
 
 Deno.test("VERSION equals the deno.json and package.json versions", () => {

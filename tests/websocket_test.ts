@@ -4,85 +4,34 @@
  * client and raw HTTP handshakes.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import process from "node:process";
 import { ExecServerClient, ServerError } from "../mod.ts";
 import {
   WEBSOCKET_MAX_OUTPUT_BYTES,
   WEBSOCKET_MAX_READ_FILE_BYTES,
 } from "../src/transport/serve_websocket.ts";
-import { b64, ENV, eventually, nodeServerCommand, serverCommand, unb64 } from "./harness.ts";
+import {
+  b64,
+  ENV,
+  eventually,
+  type Msg,
+  nodeServerCommand,
+  startParams,
+  unb64,
+  waitForMessage,
+} from "./harness.ts";
+import { WsServer } from "./ws_fixture.ts";
 
-const ROOT = new URL("../", import.meta.url).pathname;
 const TOKEN = "test-token-0123456789abcdef";
 const DIR = mkdtempSync(join(tmpdir(), "exec-server-ws-"));
 const TOKEN_FILE = join(DIR, "token");
 writeFileSync(TOKEN_FILE, `  ${TOKEN}\n`, { mode: 0o600 });
 
-// deno-lint-ignore no-explicit-any
-type Msg = Record<string, any>;
-
-/** A server started with `--listen ws://...`. */
-class WsServer {
-  readonly child: ChildProcess;
-  stderr = "";
-  url = "";
-  readonly exited: Promise<{ code: number | null; signal: string | null }>;
-
-  constructor(args: string[], cmd: string[] = serverCommand()) {
-    const [bin, ...rest] = cmd;
-    this.child = spawn(bin, [...rest, ...args], {
-      stdio: ["ignore", "ignore", "pipe"],
-      cwd: ROOT,
-    });
-    this.child.stderr!.setEncoding("utf8");
-    this.child.stderr!.on("data", (d: string) => this.stderr += d);
-    this.exited = new Promise((resolve) => {
-      this.child.on("exit", (code, signal) => resolve({ code, signal }));
-    });
-  }
-
-  /** Start a server and wait for its `listening on` line. */
-  static async start(args: string[], cmd?: string[]): Promise<WsServer> {
-    const s = new WsServer(args, cmd);
-    let exited = false;
-    s.exited.then(() => exited = true);
-    await eventually(
-      () => exited || /listening on ws:\/\/\S+\n/.test(s.stderr),
-      20_000,
-      "the listening line",
-    );
-    const m = /^exec-server: listening on (ws:\/\/\S+)$/m.exec(s.stderr);
-    if (!m) throw new Error(`server did not start:\n${s.stderr}`);
-    s.url = m[1];
-    return s;
-  }
-
-  /** The generated token printed on stderr, if any. */
-  get generatedToken(): string | undefined {
-    return /^exec-server: auth token: (\S+)$/m.exec(this.stderr)?.[1];
-  }
-
-  /** SIGTERM the server and wait for it to exit. */
-  async stop(): Promise<{ code: number | null; signal: string | null }> {
-    if (this.child.exitCode === null && this.child.signalCode === null) {
-      // Deno's ChildProcess.kill() reports the signal as the exit cause even
-      // when the child handles it and exits 0; process.kill() does not.
-      process.kill(this.child.pid!, "SIGTERM");
-    }
-    const timer = setTimeout(() => this.child.kill("SIGKILL"), 10_000);
-    const res = await this.exited;
-    clearTimeout(timer);
-    return res;
-  }
-}
-
-/** Run a server for the length of `fn`, and check that it stops cleanly. */
-async function withServer(
+/** Run a websocket server for the length of `fn`, and check that it stops cleanly. */
+async function withWsServer(
   args: string[],
   fn: (s: WsServer) => Promise<void>,
   cmd?: string[],
@@ -153,14 +102,7 @@ class WsClient {
   }
 
   start(processId: string, argv: string[], extra: Msg = {}): Promise<Msg> {
-    return this.call("process/start", {
-      processId,
-      argv,
-      cwd: "/tmp",
-      env: ENV,
-      tty: false,
-      ...extra,
-    });
+    return this.call("process/start", startParams(processId, argv, extra));
   }
 
   outputText(processId: string): string {
@@ -170,27 +112,12 @@ class WsClient {
   }
 
   waitFor(pred: (m: Msg) => boolean, what = "message", timeoutMs = 15_000): Promise<Msg> {
-    return new Promise((resolve, reject) => {
-      let scanned = 0;
-      const check = () => {
-        for (; scanned < this.messages.length; scanned++) {
-          if (pred(this.messages[scanned])) {
-            done();
-            resolve(this.messages[scanned]);
-            return;
-          }
-        }
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`timed out waiting for ${what}`));
-      }, timeoutMs);
-      const done = () => {
-        clearTimeout(timer);
-        this.#listeners.delete(check);
-      };
-      this.#listeners.add(check);
-      check();
+    return waitForMessage({
+      messages: this.messages,
+      listeners: this.#listeners,
+      pred,
+      timeoutMs,
+      timedOut: () => new Error(`timed out waiting for ${what}`),
     });
   }
 
@@ -265,7 +192,7 @@ async function ptyEchoFlow(url: string): Promise<void> {
 }
 
 Deno.test("websocket: PTY echo flow, token and origin checks", async () => {
-  await withServer(["--listen", "ws://127.0.0.1:0", "--token-file", TOKEN_FILE], async (s) => {
+  await withWsServer(["--listen", "ws://127.0.0.1:0", "--token-file", TOKEN_FILE], async (s) => {
     assert.match(s.url, /^ws:\/\/127\.0\.0\.1:\d+$/);
     assert.equal(s.generatedToken, undefined);
     await ptyEchoFlow(s.url);
@@ -297,7 +224,7 @@ Deno.test("websocket: PTY echo flow, token and origin checks", async () => {
 });
 
 Deno.test("websocket: --allow-origin admits the named origin only", async () => {
-  await withServer([
+  await withWsServer([
     "--listen",
     "ws://127.0.0.1:0",
     "--token-file",
@@ -325,7 +252,7 @@ Deno.test("websocket: --allow-origin admits the named origin only", async () => 
 Deno.test("websocket: a closed connection's processes die, another's live on", async () => {
   const marker = join(DIR, "marker");
   rmSync(marker, { force: true });
-  await withServer(["--listen", "ws://127.0.0.1:0", "--token-file", TOKEN_FILE], async (s) => {
+  await withWsServer(["--listen", "ws://127.0.0.1:0", "--token-file", TOKEN_FILE], async (s) => {
     const a = await WsClient.ready(s.url);
     const b = await WsClient.ready(s.url);
     await b.start("cat", ["cat"], { pipeStdin: true });
@@ -344,7 +271,7 @@ Deno.test("websocket: a closed connection's processes die, another's live on", a
 });
 
 Deno.test("websocket: readyz, 404s, oversized and binary frames", async () => {
-  await withServer([
+  await withWsServer([
     "--listen",
     "ws://127.0.0.1:0",
     "--token-file",
@@ -394,7 +321,7 @@ Deno.test("websocket: readyz, 404s, oversized and binary frames", async () => {
 });
 
 Deno.test("websocket: --max-connections refuses extra upgrades with 503", async () => {
-  await withServer([
+  await withWsServer([
     "--listen",
     "ws://127.0.0.1:0",
     "--token-file",
@@ -422,7 +349,7 @@ Deno.test("websocket: --max-connections refuses extra upgrades with 503", async 
 });
 
 Deno.test("websocket: a generated token is printed to stderr and required", async () => {
-  await withServer(["--listen", "ws://127.0.0.1:0"], async (s) => {
+  await withWsServer(["--listen", "ws://127.0.0.1:0"], async (s) => {
     const token = s.generatedToken;
     assert.match(token ?? "", /^[0-9a-f]{64}$/);
     assert.ok(s.stderr.indexOf("auth token:") < s.stderr.indexOf("listening on"));
@@ -433,7 +360,7 @@ Deno.test("websocket: a generated token is printed to stderr and required", asyn
 });
 
 Deno.test("websocket: --no-auth warns and admits clients without a token", async () => {
-  await withServer(["--listen", "ws://127.0.0.1:0", "--no-auth"], async (s) => {
+  await withWsServer(["--listen", "ws://127.0.0.1:0", "--no-auth"], async (s) => {
     assert.match(s.stderr, /WARNING: --no-auth/);
     assert.equal(s.generatedToken, undefined);
     const c = await WsClient.connect(s.url);
@@ -466,7 +393,7 @@ Deno.test("websocket: unsafe or contradictory settings are refused at startup", 
 });
 
 Deno.test("websocket: a non-loopback bind works with a token file", async () => {
-  await withServer(["--listen", "ws://0.0.0.0:0", "--token-file", TOKEN_FILE], async (s) => {
+  await withWsServer(["--listen", "ws://0.0.0.0:0", "--token-file", TOKEN_FILE], async (s) => {
     assert.match(s.stderr, /WARNING: ws:\/\/ is not encrypted/);
     const port = new URL(s.url).port;
     const c = await WsClient.ready(`ws://127.0.0.1:${port}`);
@@ -475,14 +402,14 @@ Deno.test("websocket: a non-loopback bind works with a token file", async () => 
 });
 
 Deno.test("websocket: hostnames and IPv6 loopback", async () => {
-  await withServer(["--listen", "ws://localhost:0", "--token-file", TOKEN_FILE], async (s) => {
+  await withWsServer(["--listen", "ws://localhost:0", "--token-file", TOKEN_FILE], async (s) => {
     assert.match(s.url, /^ws:\/\/(127\.0\.0\.1|\[::1\]):\d+$/);
     const c = await WsClient.ready(s.url);
     await c.close();
     const viaName = await WsClient.ready(`ws://localhost:${new URL(s.url).port}`);
     await viaName.close();
   });
-  await withServer(["--listen", "ws://[::1]:0", "--token-file", TOKEN_FILE], async (s) => {
+  await withWsServer(["--listen", "ws://[::1]:0", "--token-file", TOKEN_FILE], async (s) => {
     assert.match(s.url, /^ws:\/\/\[::1\]:\d+$/);
     const c = await WsClient.ready(s.url);
     const res = await c.start("echo", ["echo", "v6"]);
@@ -518,7 +445,7 @@ Deno.test("websocket: the same flow with the server running under Node", async (
   // The test task builds npm/ first; rebuilding here would race with the
   // other tests that run the Node build in parallel.
   const node = nodeServerCommand();
-  await withServer(
+  await withWsServer(
     ["--listen", "ws://127.0.0.1:0", "--token-file", TOKEN_FILE, "--max-message-bytes", "1024"],
     async (s) => {
       await ptyEchoFlow(s.url);
@@ -556,7 +483,7 @@ Deno.test("websocket: fs/readFile is capped so every response fits in a 64 MiB m
   try {
     // Under Deno and under Node: the cap is the server's, whatever its runtime.
     for (const cmd of [undefined, nodeServerCommand()]) {
-      await withServer(
+      await withWsServer(
         ["--listen", "ws://127.0.0.1:0", "--token-file", TOKEN_FILE, "--max-output-bytes", "100M"],
         async (s) => {
           const client = await ExecServerClient.connectWebSocket(s.url, { token: TOKEN });
@@ -600,7 +527,7 @@ Deno.test("websocket: fs/readFile is capped so every response fits in a 64 MiB m
       );
     }
     // A lower limit given by the user wins, and draws no warning.
-    await withServer(
+    await withWsServer(
       ["--listen", "ws://127.0.0.1:0", "--token-file", TOKEN_FILE, "--max-read-file-bytes", "1000"],
       async (s) => {
         const client = await ExecServerClient.connectWebSocket(s.url, { token: TOKEN });
