@@ -34,6 +34,8 @@ export interface CliOptions {
   exitedRetentionMs?: number;
   /** `--max-processes`. */
   maxProcesses?: number;
+  /** `--session-grace-ms`. */
+  sessionGraceMs?: number;
   /** `--max-exited-processes`. */
   maxExitedProcesses?: number;
   /** `--max-exited-output-bytes`. */
@@ -92,6 +94,8 @@ Limits (sizes accept K, M, G suffixes: 1M = 1048576):
                                closed (default 250)
   --output-high-water-bytes N  queued output at which processes pause (default 8M)
   --shutdown-grace-ms N        on SIGTERM/SIGINT: SIGTERM children, SIGKILL after N ms (default 2000)
+  --session-grace-ms N         Codex dialect: how long a dropped connection's processes keep
+                               running for the client to resume (default 30000)
 
 Other:
   --log-level LEVEL            off, error, warn (default), info, debug
@@ -175,6 +179,7 @@ export function parseCliArgs(args: string[]): CliOptions {
         "exit-drain-ms": { type: "string" },
         "output-high-water-bytes": { type: "string" },
         "shutdown-grace-ms": { type: "string" },
+        "session-grace-ms": { type: "string" },
         "log-level": { type: "string" },
         "max-connections": { type: "string" },
         "token-file": { type: "string" },
@@ -206,6 +211,7 @@ export function parseCliArgs(args: string[]): CliOptions {
     exitDrainMs: parseCount("exit-drain-ms", v["exit-drain-ms"]),
     outputHighWaterBytes: parseCount("output-high-water-bytes", v["output-high-water-bytes"], 1024),
     shutdownGraceMs: parseCount("shutdown-grace-ms", v["shutdown-grace-ms"]) ?? 2000,
+    sessionGraceMs: parseCount("session-grace-ms", v["session-grace-ms"]),
     logLevel,
     maxConnections: parseCount("max-connections", v["max-connections"], 1),
     tokenFile: v["token-file"],

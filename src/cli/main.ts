@@ -52,6 +52,7 @@ export async function main(args: string[]): Promise<number> {
     maxProcesses: cli.maxProcesses,
     maxExitedProcesses: cli.maxExitedProcesses,
     maxExitedOutputBytes: cli.maxExitedOutputBytes,
+    sessionGraceMs: cli.sessionGraceMs,
     maxMessageBytes: cli.maxMessageBytes,
     maxReadFileBytes: cli.maxReadFileBytes,
     exitDrainMs: cli.exitDrainMs,

@@ -22,7 +22,7 @@ import { copyPath } from "./copy.ts";
 import { orOsError, osError, refused } from "./errno.ts";
 import { listDirectory } from "./listing.ts";
 import { checkedPath, withoutTrailingSlashes } from "./paths.ts";
-import { kindOf, metadataOf } from "./stat.ts";
+import { kindOf, metadataOf, statOrUndefined } from "./stat.ts";
 import type * as types from "./types.ts";
 import { FileSystemError } from "./types.ts";
 
@@ -174,6 +174,26 @@ export class LocalFileSystem implements types.FileSystem {
     const op = "getMetadata";
     const p = checkedPath(op, path);
     return metadataOf(await orOsError(op, p, () => fsp.stat(p)));
+  }
+
+  /**
+   * Whether `path` itself is a symlink, and the size of what it leads to
+   * (the symlink's own size when it dangles).
+   */
+  async linkDetails(path: string): Promise<{ isSymlink: boolean; size: number }> {
+    const op = "getMetadata";
+    const p = checkedPath(op, path);
+    const link = await orOsError(op, p, () => fsp.lstat(p));
+    if (!link.isSymbolicLink()) return { isSymlink: false, size: link.size };
+    const target = await statOrUndefined(p);
+    return { isSymlink: true, size: (target ?? link).size };
+  }
+
+  /** The absolute path with every symlink, `.` and `..` resolved. */
+  async canonicalize(path: string): Promise<string> {
+    const op = "canonicalize";
+    const p = checkedPath(op, path);
+    return await orOsError(op, p, () => fsp.realpath(p));
   }
 
   /**

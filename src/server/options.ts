@@ -32,6 +32,11 @@ export interface ServerOptions {
   exitDrainMs: number;
   /** Queued outgoing bytes above which a connection's processes pause (default 8 MiB). */
   outputHighWaterBytes: number;
+  /**
+   * How long a Codex-dialect session's processes outlive a dropped
+   * connection, waiting for the client to resume (default 30 s).
+   */
+  sessionGraceMs: number;
   /** Where diagnostics go. */
   logger: Logger;
 }
@@ -50,6 +55,7 @@ export const DEFAULT_SERVER_OPTIONS: Readonly<ServerOptions> = Object.freeze({
   maxReadFileBytes: 128 * 1024 * 1024,
   exitDrainMs: 250,
   outputHighWaterBytes: 8 * 1024 * 1024,
+  sessionGraceMs: 30_000,
   logger: createLogger("warn"),
 });
 

@@ -68,6 +68,14 @@ export class OutputBuffer {
     return this.#head < this.#chunks.length ? this.#chunks[this.#head].seq : this.#nextSeq;
   }
 
+  /**
+   * Take the next seq for something that is not output (the Codex
+   * dialect numbers `exited` and `closed` in the same sequence).
+   */
+  reserveSeq(): number {
+    return this.#nextSeq++;
+  }
+
   /** Store a chunk and return it with its seq. */
   append(stream: StreamName, data: Uint8Array): OutputChunk {
     const chunk = { seq: this.#nextSeq++, stream, data };
@@ -94,17 +102,20 @@ export class OutputBuffer {
     const from = Math.max(afterSeq + 1, first);
     const chunks: OutputChunk[] = [];
     let total = 0;
-    for (let i = this.#head + (from - first); i < this.#chunks.length; i++) {
+    let i = this.#head + (from - first);
+    for (; i < this.#chunks.length; i++) {
       const c = this.#chunks[i];
       if (chunks.length > 0 && total + c.data.byteLength > maxBytes) break;
       chunks.push(c);
       total += c.data.byteLength;
     }
-    const nextSeq = chunks.length > 0 ? chunks[chunks.length - 1].seq + 1 : this.#nextSeq;
+    // Complete: no retained chunk is left beyond; then the next read starts
+    // after every seq given out, reserved ones (reserveSeq) included.
+    const complete = i >= this.#chunks.length;
     const slice: OutputSlice = {
       chunks,
-      nextSeq,
-      complete: nextSeq >= this.#nextSeq,
+      nextSeq: complete ? this.#nextSeq : chunks[chunks.length - 1].seq + 1,
+      complete,
     };
     if (afterSeq + 1 < first) slice.evicted = { fromSeq: afterSeq + 1, toSeq: first - 1 };
     return slice;

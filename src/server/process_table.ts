@@ -24,7 +24,8 @@ import { WriterCancelledError } from "../process/fd_writer.ts";
 import { ExitedRetention } from "./exited_retention.ts";
 import { serverIdleCollector } from "./idle_collector.ts";
 import { ManagedProcess } from "./managed_process.ts";
-import { exitedNote, outputNote, readResult } from "./process_notes.ts";
+import { outputNote } from "./process_notes.ts";
+import { type ProcessDialect, V0_DIALECT } from "./dialect.ts";
 import { concatBytes } from "../util/bytes.ts";
 import { within } from "../util/deadline.ts";
 import type { ServerOptions } from "./options.ts";
@@ -69,6 +70,7 @@ export class ProcessTable {
   #opts: ServerOptions;
   #sink: NotificationSink;
   #procs = new Map<string, ManagedProcess>();
+  #dialect: ProcessDialect;
   /** The exited part of `#procs`, kept for reading within its own bounds. */
   #exited: ExitedRetention<ManagedProcess>;
   #paused = false;
@@ -77,7 +79,8 @@ export class ProcessTable {
   #flushScheduled = false;
 
   /** Create an empty table that notifies through `sink`. */
-  constructor(opts: ServerOptions, sink: NotificationSink) {
+  constructor(opts: ServerOptions, sink: NotificationSink, dialect: ProcessDialect = V0_DIALECT) {
+    this.#dialect = dialect;
     this.#opts = opts;
     this.#sink = sink;
     this.#exited = new ExitedRetention({
@@ -89,6 +92,11 @@ export class ProcessTable {
       if (this.#procs.get(mp.id) === mp) this.#procs.delete(mp.id);
     });
     sink.onDrain(() => this.#resumeAll());
+  }
+
+  /** Whether `id` names a process (running or retained). */
+  has(id: string): boolean {
+    return this.#procs.has(id);
   }
 
   /** The number of processes, running or retained. */
@@ -180,7 +188,7 @@ export class ProcessTable {
       this.#flush(mp);
       slice = mp.output.read(afterSeq, maxBytes);
     }
-    return readResult(slice, mp.exit);
+    return this.#dialect.readResult(slice, mp.exit) as ProcessReadResult;
   }
 
   /** Write to a process's stdin. */
@@ -363,7 +371,15 @@ export class ProcessTable {
     serverIdleCollector.exited();
     this.#opts.logger.debug(`process ${mp.id} exited ${exit.exitCode} ${exit.signal ?? ""}`);
     mp.wake();
-    if (!this.#closed) this.#send(mp, exitedNote(mp.id, mp.proc!.startedAtMs, exit));
+    if (!this.#closed) {
+      const notes = this.#dialect.exitNotes(
+        mp.id,
+        mp.proc!.startedAtMs,
+        exit,
+        () => mp.output.reserveSeq(),
+      );
+      for (const note of notes) this.#send(mp, note);
+    }
     if (this.#closed) return;
     this.#exited.add(mp, mp.output.retainedBytes);
   }

@@ -7,6 +7,7 @@
 import type { FrameConnection } from "../rpc/connection.ts";
 import { resolveServerOptions, type ServerOptions } from "./options.ts";
 import type { MethodHandler } from "./process_methods.ts";
+import { SessionRegistry } from "./resumable.ts";
 import { Session } from "./session.ts";
 
 /**
@@ -24,6 +25,8 @@ export class ExecServer {
   /** The resolved options. */
   readonly options: ServerOptions;
   #sessions = new Set<Session>();
+  /** Codex-dialect sessions, which outlive their connections for a while. */
+  #registry = new SessionRegistry();
   #extraMethods: (() => Map<string, MethodHandler>) | undefined;
 
   /**
@@ -55,7 +58,7 @@ export class ExecServer {
    */
   async serve(conn: FrameConnection, overrides?: Partial<ServerOptions>): Promise<void> {
     const options = overrides ? withOverrides(this.options, overrides) : this.options;
-    const session = new Session(conn, options, this.#extraMethods?.());
+    const session = new Session(conn, options, this.#extraMethods?.(), this.#registry);
     this.#sessions.add(session);
     try {
       await session.run();
@@ -69,9 +72,12 @@ export class ExecServer {
    * is left after `graceMs`.
    */
   async shutdown(graceMs: number): Promise<void> {
-    await Promise.all(
-      [...this.#sessions].map((s) => s.processes.terminateAll(graceMs)),
-    );
+    const tables = new Set([
+      ...[...this.#sessions].map((s) => s.processes),
+      ...this.#registry.sessions.map((s) => s.table),
+    ]);
+    await Promise.all([...tables].map((t) => t.terminateAll(graceMs)));
+    await this.#registry.closeAll();
   }
 }
 

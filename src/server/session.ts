@@ -9,6 +9,7 @@ import { LocalFileSystem } from "../fs/local.ts";
 import { ErrorCode, invalidRequest, RpcError } from "../protocol/errors.ts";
 import { type InitializeResult, Method, PROTOCOL_VERSION } from "../protocol/methods.ts";
 import { paramsObject } from "../protocol/validate.ts";
+import { type CodexInitializeResult, isCodexInitialize } from "../protocol/codex.ts";
 import type { FrameConnection } from "../rpc/connection.ts";
 import { RpcPeer } from "../rpc/peer.ts";
 import { SERVER_NAME, VERSION } from "../version.ts";
@@ -16,6 +17,8 @@ import { fsMethods } from "./fs_methods.ts";
 import type { ServerOptions } from "./options.ts";
 import { type MethodHandler, processMethods } from "./process_methods.ts";
 import { ProcessTable } from "./process_table.ts";
+import { environmentInfo } from "./environment_info.ts";
+import { type ResumableSession, SessionRegistry } from "./resumable.ts";
 
 type HandshakeState = "new" | "initializing" | "ready";
 
@@ -67,15 +70,26 @@ export class Session {
   #handlers: Map<string, MethodHandler>;
   #state: HandshakeState = "new";
   #clientName = "";
+  #extraMethods: Map<string, MethodHandler>;
+  #registry: SessionRegistry;
+  /** Set when the client speaks the Codex dialect. */
+  #resumable: ResumableSession | undefined;
 
-  /** Bind a session to a connection. */
+  /**
+   * Bind a session to a connection.
+   *
+   * @param registry where Codex-dialect sessions live between connections
+   */
   constructor(
     conn: FrameConnection,
     opts: ServerOptions,
     extraMethods: Map<string, MethodHandler> = new Map(),
+    registry: SessionRegistry = new SessionRegistry(),
   ) {
     this.#conn = conn;
     this.#opts = opts;
+    this.#extraMethods = extraMethods;
+    this.#registry = registry;
     this.#table = new ProcessTable(opts, {
       send: (text) => {
         if (this.#peer.closed) return true;
@@ -128,9 +142,14 @@ export class Session {
       }
     } finally {
       this.#opts.logger.info(`connection ${this.#clientName || "(no handshake)"} ended`);
-      // Killing first also wakes waiting reads, so that requests already
-      // received (`printf ... | exec-server`) still get their answers.
-      await this.#table.closeAll();
+      if (this.#resumable) {
+        // The Codex dialect's session outlives its connection for a while.
+        this.#registry.detach(this.#resumable, this.#opts.sessionGraceMs);
+      } else {
+        // Killing first also wakes waiting reads, so that requests already
+        // received (`printf ... | exec-server`) still get their answers.
+        await this.#table.closeAll();
+      }
       await this.#peer.settled(SETTLE_ON_CLOSE_MS);
       this.#peer.close("connection ended");
     }
@@ -152,8 +171,9 @@ export class Session {
     return handler(params);
   }
 
-  #initialize(params: unknown): InitializeResult {
+  #initialize(params: unknown): InitializeResult | CodexInitializeResult {
     if (this.#state !== "new") throw invalidRequest("initialize was already called");
+    if (isCodexInitialize(params)) return this.#initializeCodex(params);
     const p = paramsObject(params, Method.Initialize);
     this.#clientName = typeof p.clientName === "string" ? p.clientName : "";
     this.#state = "initializing";
@@ -163,6 +183,29 @@ export class Session {
       serverInfo: { name: SERVER_NAME, version: VERSION },
       capabilities: capabilities(this.#opts, [...this.#handlers.keys()]),
     };
+  }
+
+  /** Attach to a new or a resumed Codex-dialect session. */
+  #initializeCodex(params: unknown): CodexInitializeResult {
+    const p = paramsObject(params, Method.Initialize);
+    const resumeId = p.resumeSessionId;
+    if (resumeId !== null && typeof resumeId !== "string") {
+      throw invalidRequest("resumeSessionId must be a string or null");
+    }
+    const session = resumeId === null
+      ? this.#registry.create(this.#opts)
+      : this.#registry.resume(resumeId);
+    session.attach(this.#conn);
+    this.#resumable = session;
+    this.#table = session.table;
+    this.#handlers = new Map([...session.handlers, ...this.#extraMethods]);
+    this.#clientName = typeof p.clientName === "string" ? p.clientName : "";
+    this.#state = "initializing";
+    this.#opts.logger.info(
+      `client ${JSON.stringify(this.#clientName)} ${resumeId ? "resumed" : "opened"} ` +
+        `session ${session.id} (Codex dialect)`,
+    );
+    return { sessionId: session.id, environmentInfo: environmentInfo() };
   }
 
   #onNotification(method: string): void {

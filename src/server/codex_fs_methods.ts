@@ -1,0 +1,113 @@
+/**
+ * The `fs/*` methods in the Codex CLI's dialect: v0's handlers with that
+ * dialect's errors (a missing path is -32004, reading a directory is
+ * -32600 "is not a file"), richer metadata, `fs/canonicalize` and
+ * `fs/watchMissing`. A request that carries a sandbox is refused: none can
+ * be enforced yet.
+ *
+ * @module
+ */
+import { pathToFileURL } from "node:url";
+import { CodexRequests, NOT_FOUND_CODE } from "../protocol/codex.ts";
+import { Requests } from "../protocol/descriptors.ts";
+import { ErrorCode, invalidRequest, RpcError } from "../protocol/errors.ts";
+import { paramsObject, requireAbsolutePath } from "../protocol/validate.ts";
+import type { LocalFileSystem } from "../fs/local.ts";
+import { FileSystemError } from "../fs/types.ts";
+import { environmentInfo } from "./environment_info.ts";
+import { fileSystemRpcError, fsMethods } from "./fs_methods.ts";
+import type { MethodHandler } from "./method_handlers.ts";
+import type { MissingWatches } from "./missing_watch.ts";
+
+/** A filesystem failure as v0 would answer it (wrap() then translates it). */
+function fsError(err: unknown): unknown {
+  return err instanceof FileSystemError ? fileSystemRpcError(err) : err;
+}
+
+function errnoOf(err: RpcError): string | undefined {
+  return (err.data as { errno?: string } | undefined)?.errno;
+}
+
+/** v0's error, in this dialect's terms. */
+function codexError(err: unknown, method: string, params: unknown): unknown {
+  if (!(err instanceof RpcError)) return err;
+  const errno = errnoOf(err);
+  if (errno === "ENOENT") return new RpcError(NOT_FOUND_CODE, err.message, err.data);
+  if (errno === "EISDIR" && method === Requests.fsReadFile.method) {
+    const path = (params as { path?: unknown }).path;
+    return new RpcError(ErrorCode.InvalidRequest, `path \`${path}\` is not a file`, err.data);
+  }
+  return err;
+}
+
+function refuseSandbox(params: unknown): void {
+  const sandbox = (params as { sandbox?: unknown } | null)?.sandbox;
+  if (sandbox !== undefined && sandbox !== null) {
+    throw invalidRequest(
+      "sandboxed fs call refused: this server cannot enforce a sandbox yet (run the CLI with " +
+        "-s danger-full-access)",
+    );
+  }
+}
+
+/** Wrap a v0 handler with the sandbox check and this dialect's errors. */
+function wrap(method: string, handler: MethodHandler): MethodHandler {
+  return async (params) => {
+    refuseSandbox(params);
+    try {
+      return await handler(params);
+    } catch (err) {
+      throw codexError(err, method, params);
+    }
+  };
+}
+
+/** The `fs/*` and `environment/info` handlers of a Codex-dialect session. */
+export function codexFsMethods(
+  fs: LocalFileSystem,
+  watches: MissingWatches,
+): Map<string, MethodHandler> {
+  const handlers = new Map<string, MethodHandler>();
+  for (const [method, handler] of fsMethods(fs)) handlers.set(method, wrap(method, handler));
+  handlers.set(
+    Requests.fsGetMetadata.method,
+    wrap(Requests.fsGetMetadata.method, async (params) => {
+      const path = requireAbsolutePath(paramsObject(params, "fs/getMetadata"), "path");
+      const [metadata, details] = await Promise.all([
+        fs.getMetadata(path),
+        fs.linkDetails(path),
+      ]).catch((err) => {
+        throw fsError(err);
+      });
+      return { ...metadata, ...details };
+    }),
+  );
+  handlers.set(
+    CodexRequests.fsCanonicalize.method,
+    wrap(CodexRequests.fsCanonicalize.method, async (params) => {
+      const path = requireAbsolutePath(paramsObject(params, "fs/canonicalize"), "path");
+      const real = await fs.canonicalize(path).catch((err) => {
+        throw fsError(err);
+      });
+      return { path: pathToFileURL(real).href };
+    }),
+  );
+  handlers.set(CodexRequests.fsWatchMissing.method, (params) => {
+    const p = paramsObject(params, "fs/watchMissing");
+    const watchId = p.watchId;
+    if (typeof watchId !== "string" && typeof watchId !== "number") {
+      throw new RpcError(ErrorCode.InvalidParams, "watchId must be a string or a number");
+    }
+    if (!Array.isArray(p.missing)) {
+      throw new RpcError(ErrorCode.InvalidParams, "missing must be an array of paths");
+    }
+    const paths = p.missing.map((m, i) => {
+      const field = `missing[${i}]`;
+      return requireAbsolutePath({ [field]: m }, field);
+    });
+    watches.watch(watchId, paths);
+    return { watching: true };
+  });
+  handlers.set(CodexRequests.environmentInfo.method, () => environmentInfo());
+  return handlers;
+}

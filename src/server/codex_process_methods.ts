@@ -1,0 +1,138 @@
+/**
+ * The `process/*` methods in the Codex CLI's dialect: the same process
+ * table, with the start params, results and statuses that dialect has
+ * (see ../../docs/protocol.md, "The Codex dialect").
+ *
+ * @module
+ */
+import process from "node:process";
+import { decodeBase64, InvalidBase64Error } from "../protocol/base64.ts";
+import type { CodexProcessStartResult, CodexProcessWriteResult } from "../protocol/codex.ts";
+import { Requests } from "../protocol/descriptors.ts";
+import { buildEnvironment, checkEnvPolicy } from "../protocol/env_policy.ts";
+import { ErrorCode, invalidParams, invalidRequest, RpcError } from "../protocol/errors.ts";
+import { checkStartParams } from "../protocol/spawn_rules.ts";
+import { optionalNonNegativeInteger, paramsObject, requireString } from "../protocol/validate.ts";
+import { ResultWithEffect } from "../rpc/peer.ts";
+import { DEFAULT_PATH_ENV } from "./environment_info.ts";
+import type { MethodHandler } from "./method_handlers.ts";
+import type { ProcessTable } from "./process_table.ts";
+
+/** The longest `waitMs` or `graceMs` accepted: one hour. */
+const MAX_WAIT_MS = 3_600_000;
+/** Write ids remembered per process, for idempotent retries. */
+const WRITE_IDS_KEPT = 256;
+
+/** Errnos the CLI must see as "the program or its cwd was not found". */
+const NOT_FOUND = new Set(["ENOENT", "ENOTDIR"]);
+
+/**
+ * Check a Codex `process/start`: v0's rules for the common fields, then
+ * the environment built by `envPolicy`. A sandbox is refused: none can be
+ * enforced yet, and a sandboxed command must never run unconfined.
+ */
+function codexStart(params: unknown) {
+  const p = paramsObject(params, Requests.processStart.method);
+  if (p.sandbox !== undefined && p.sandbox !== null) {
+    throw invalidRequest(
+      "sandboxed process/start refused: this server cannot enforce a sandbox yet, and it never " +
+        "runs a sandboxed command unconfined (run the CLI with -s danger-full-access)",
+    );
+  }
+  const policy = checkEnvPolicy(p.envPolicy);
+  const start = checkStartParams({ ...p, sandbox: undefined });
+  start.env = policy
+    ? buildEnvironment(process.env, policy, start.env)
+    : { ...(start.env.PATH === undefined ? DEFAULT_PATH_ENV : {}), ...start.env };
+  return start;
+}
+
+/** A spawn failure with the `data.kind` the CLI reads. */
+function spawnFailure(err: unknown): unknown {
+  if (!(err instanceof RpcError) || err.code !== ErrorCode.InternalError) return err;
+  const data = (err.data ?? {}) as { errno?: string };
+  if (!data.errno || !NOT_FOUND.has(data.errno)) return err;
+  return new RpcError(err.code, err.message, { ...data, kind: "spawnNotFound" });
+}
+
+/** Remembers recent write ids per process. */
+class WriteIds {
+  #seen = new Map<string, Set<string>>();
+
+  /** False when `writeId` was seen for `processId` before. */
+  first(processId: string, writeId: unknown): boolean {
+    if (writeId === undefined || writeId === null) return true;
+    const key = String(writeId);
+    let ids = this.#seen.get(processId);
+    if (!ids) this.#seen.set(processId, ids = new Set());
+    if (ids.has(key)) return false;
+    ids.add(key);
+    if (ids.size > WRITE_IDS_KEPT) ids.delete(ids.values().next().value!);
+    return true;
+  }
+}
+
+async function codexWrite(
+  table: ProcessTable,
+  ids: WriteIds,
+  params: unknown,
+): Promise<CodexProcessWriteResult> {
+  const p = paramsObject(params, Requests.processWrite.method);
+  const id = requireString(p, "processId");
+  let data: Uint8Array;
+  try {
+    data = decodeBase64(requireString(p, "chunk"));
+  } catch (err) {
+    if (err instanceof InvalidBase64Error) throw invalidParams(`chunk: ${err.message}`);
+    throw err;
+  }
+  if (!table.has(id)) return { status: "unknownProcess" };
+  if (!ids.first(id, p.writeId)) return { status: "accepted" };
+  try {
+    await table.write(id, data);
+    return { status: "accepted" };
+  } catch (err) {
+    if (err instanceof RpcError && err.code === ErrorCode.InvalidRequest) {
+      return { status: "stdinClosed" };
+    }
+    throw err;
+  }
+}
+
+/** The `process/*` handlers of a Codex-dialect session. */
+export function codexProcessMethods(table: ProcessTable): Map<string, MethodHandler> {
+  const ids = new WriteIds();
+  const handlers = new Map<string, MethodHandler>();
+  handlers.set(Requests.processStart.method, async (params) => {
+    const start = codexStart(params);
+    let announce: () => void;
+    try {
+      announce = await table.start(start);
+    } catch (err) {
+      throw spawnFailure(err);
+    }
+    const result: CodexProcessStartResult = { processId: start.processId, sandboxType: "none" };
+    return new ResultWithEffect(result, announce);
+  });
+  handlers.set(Requests.processRead.method, (params) => {
+    const p = paramsObject(params, Requests.processRead.method);
+    return table.read(
+      requireString(p, "processId"),
+      optionalNonNegativeInteger(p, "afterSeq") ?? 0,
+      optionalNonNegativeInteger(p, "maxBytes"),
+      optionalNonNegativeInteger(p, "waitMs", MAX_WAIT_MS) ?? 0,
+    );
+  });
+  handlers.set(Requests.processWrite.method, (params) => codexWrite(table, ids, params));
+  handlers.set(Requests.processTerminate.method, (params) => {
+    const p = paramsObject(params, Requests.processTerminate.method);
+    const graceMs = optionalNonNegativeInteger(p, "graceMs", MAX_WAIT_MS);
+    return { running: table.terminate(requireString(p, "processId"), graceMs) };
+  });
+  handlers.set(Requests.processSignal.method, (params) => {
+    const p = paramsObject(params, Requests.processSignal.method);
+    table.signal(requireString(p, "processId"), requireString(p, "signal"));
+    return {};
+  });
+  return handlers;
+}

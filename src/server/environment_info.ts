@@ -1,0 +1,60 @@
+/**
+ * What a Codex-dialect session tells the CLI about this host: real values
+ * read when asked (login shell, home, working and temporary directories,
+ * OS), and only the capabilities that are implemented.
+ *
+ * @module
+ */
+import { existsSync } from "node:fs";
+import os from "node:os";
+import { basename } from "node:path";
+import process from "node:process";
+import { pathToFileURL } from "node:url";
+import type { EnvironmentInfo } from "../protocol/codex.ts";
+import { SERVER_NAME, VERSION } from "../version.ts";
+
+/** The PATH a child gets when neither `envPolicy` nor `env` gives one. */
+export const DEFAULT_PATH_ENV: Readonly<Record<string, string>> = Object.freeze({
+  PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+});
+
+/** The user's login shell: the passwd entry, then $SHELL, then /bin/sh. */
+function loginShell(): string {
+  let shell: string | undefined;
+  try {
+    shell = os.userInfo().shell ?? undefined;
+  } catch {
+    // No passwd entry (a container running as an unknown uid).
+  }
+  for (const candidate of [shell, process.env.SHELL, "/bin/bash", "/bin/sh"]) {
+    if (candidate && existsSync(candidate)) return candidate;
+  }
+  return "/bin/sh";
+}
+
+const fileUri = (path: string): string => pathToFileURL(path).href;
+
+/**
+ * This host as the Codex dialect describes it.
+ *
+ * @example
+ * ```ts
+ * import { environmentInfo } from "./environment_info.ts";
+ * const info = environmentInfo();
+ * console.log(info.shell.path, info.platformOs); // e.g. "/bin/bash" "linux"
+ * ```
+ */
+export function environmentInfo(): EnvironmentInfo {
+  const shell = loginShell();
+  return {
+    shell: { name: basename(shell), path: shell },
+    executorVersion: `${SERVER_NAME} ${VERSION}`,
+    cwd: fileUri(process.cwd()),
+    userHomeDir: fileUri(os.homedir()),
+    platformOs: process.platform === "darwin" ? "macos" : process.platform,
+    prependPathDirs: [],
+    temporaryDirectories: [],
+    tempDir: fileUri(os.tmpdir()),
+    capabilities: { fsWatchMissing: true },
+  };
+}
