@@ -151,8 +151,8 @@ export interface FsWatchMissingParams {
   watchId: number | string;
   /** `file://` URIs that do not exist yet. */
   missing: string[];
-  /** Present paths to watch (not used by the CLI 0.171). */
-  present?: string[] | null;
+  /** Paths that exist now (the CLI 0.171 sends its `.git`): a change is their removal. */
+  present?: string | string[] | null;
 }
 
 /** The Codex dialect's requests that v0 does not have, or answers differently. */

@@ -98,14 +98,15 @@ export function codexFsMethods(
     if (typeof watchId !== "string" && typeof watchId !== "number") {
       throw new RpcError(ErrorCode.InvalidParams, "watchId must be a string or a number");
     }
-    if (!Array.isArray(p.missing)) {
-      throw new RpcError(ErrorCode.InvalidParams, "missing must be an array of paths");
-    }
-    const paths = p.missing.map((m, i) => {
-      const field = `missing[${i}]`;
-      return requireAbsolutePath({ [field]: m }, field);
-    });
-    watches.watch(watchId, paths);
+    const list = (value: unknown, name: string): string[] => {
+      if (value === undefined || value === null) return [];
+      const items = typeof value === "string" ? [value] : value;
+      if (!Array.isArray(items)) {
+        throw new RpcError(ErrorCode.InvalidParams, `${name} must be a path or an array of paths`);
+      }
+      return items.map((m, i) => requireAbsolutePath({ [`${name}[${i}]`]: m }, `${name}[${i}]`));
+    };
+    watches.watch(watchId, list(p.missing, "missing"), list(p.present, "present"));
     return { watching: true };
   });
   handlers.set(CodexRequests.environmentInfo.method, () => environmentInfo());

@@ -9,7 +9,7 @@
  */
 import { stat } from "node:fs/promises";
 
-/** One watch per id; each fires at most once. */
+/** One watch per id; each fires at most once: a missing path appeared or a present one went. */
 export class MissingWatches {
   #watches = new Map<string, ReturnType<typeof setInterval>>();
   #intervalMs: number;
@@ -24,17 +24,23 @@ export class MissingWatches {
     this.#intervalMs = intervalMs;
   }
 
-  /** Watch `paths` (absolute) under `watchId`, replacing a watch of the same id. */
-  watch(watchId: string | number, paths: string[]): void {
+  /**
+   * Watch `missing` (absolute paths) to appear and `present` ones to go,
+   * under `watchId`, replacing a watch of the same id.
+   */
+  watch(watchId: string | number, missing: string[], present: string[] = []): void {
     this.#stop(String(watchId));
-    if (paths.length === 0) return;
+    if (missing.length + present.length === 0) return;
     let checking = false;
     const timer = setInterval(async () => {
       if (checking) return;
       checking = true;
       try {
-        const found = await Promise.all(paths.map((p) => stat(p).then(() => true, () => false)));
-        if (found.some(Boolean) && this.#watches.get(String(watchId)) === timer) {
+        const exists = (p: string) => stat(p).then(() => true, () => false);
+        const appeared = await Promise.all(missing.map(exists));
+        const still = await Promise.all(present.map(exists));
+        const changed = appeared.some(Boolean) || still.some((s) => !s);
+        if (changed && this.#watches.get(String(watchId)) === timer) {
           this.#stop(String(watchId));
           this.#notify(watchId);
         }
