@@ -17,6 +17,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { WebSocket, WebSocketServer } from "ws";
 import { type Msg, waitForMessage } from "./harness.ts";
+import { WsServer } from "./ws_fixture.ts";
 
 /** Where `.ci/run` installs the CLI, outside the package's dependencies. */
 export const CODEX_CACHE: string = join(homedir(), ".cache/exec-server-ci/codex");
@@ -346,4 +347,25 @@ export class CodexWs {
   drop(): void {
     this.#socket.terminate();
   }
+}
+
+/**
+ * A websocket server that wants `token`, started with `cmd` and `extra`
+ * flags; the returned function stops it and removes its token file.
+ */
+export async function startTokenServer(
+  token: string,
+  extra: string[] = [],
+  cmd?: string[],
+): Promise<[WsServer, () => Promise<void>]> {
+  const [dir, cleanup] = await workspace();
+  await writeFile(join(dir, "token"), token, { mode: 0o600 });
+  const server = await WsServer.start(
+    ["--listen", "ws://127.0.0.1:0", "--token-file", join(dir, "token"), ...extra],
+    cmd,
+  );
+  return [server, async () => {
+    await server.stop();
+    await cleanup();
+  }];
 }

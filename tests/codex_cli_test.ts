@@ -18,6 +18,7 @@ import {
   MockModel,
   Relay,
   runCodex,
+  startTokenServer,
   type Step,
   workspace,
 } from "./codex_cli_fixture.ts";
@@ -25,7 +26,7 @@ import { DIST_BINARY, ensureBinary } from "./binary_fixture.ts";
 import { serverCommand } from "./harness.ts";
 import { sshdMissingReason, startSshd } from "./ssh_fixture.ts";
 import { shellQuote } from "../mod.ts";
-import { WsServer } from "./ws_fixture.ts";
+import type { WsServer } from "./ws_fixture.ts";
 
 const codex = codexBinary();
 if (!codex) {
@@ -53,22 +54,9 @@ async function tokenServer(
   extra: string[] = [],
 ): Promise<[WsServer, string, () => Promise<void>]> {
   if (cmd[0] === DIST_BINARY) await ensureBinary();
-  const [dir, cleanup] = await workspace();
   const token = "codex-test-token-0123456789abcdef";
-  await writeFile(join(dir, "token"), token, { mode: 0o600 });
-  const server = await WsServer.start([
-    "--listen",
-    "ws://127.0.0.1:0",
-    "--token-file",
-    join(dir, "token"),
-    "--log-level",
-    "debug",
-    ...extra,
-  ], cmd);
-  return [server, token, async () => {
-    await server.stop();
-    await cleanup();
-  }];
+  const [server, stop] = await startTokenServer(token, ["--log-level", "debug", ...extra], cmd);
+  return [server, token, stop];
 }
 
 const PATCH = [

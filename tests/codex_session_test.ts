@@ -6,29 +6,19 @@
  * answered in v0's shapes meanwhile.
  */
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import { CodexWs, workspace } from "./codex_cli_fixture.ts";
+import { CodexWs, startTokenServer } from "./codex_cli_fixture.ts";
 import { eventually, type Msg, pidsByArgv0, unb64 } from "./harness.ts";
-import { WsServer } from "./ws_fixture.ts";
 
 const TOKEN = "codex-session-test-token-0123456789";
 
-async function server(graceMs: number): Promise<[WsServer, () => Promise<void>]> {
-  const [dir, cleanup] = await workspace();
-  await writeFile(join(dir, "token"), TOKEN, { mode: 0o600 });
-  const s = await WsServer.start([
-    "--listen",
-    "ws://127.0.0.1:0",
-    "--token-file",
-    join(dir, "token"),
-    "--session-grace-ms",
-    String(graceMs),
-  ]);
-  return [s, async () => {
-    await s.stop();
-    await cleanup();
-  }];
+/** Run `fn` with a fresh token server whose grace period is `graceMs`. */
+async function withServer(graceMs: number, fn: (url: string) => Promise<void>): Promise<void> {
+  const [s, stop] = await startTokenServer(TOKEN, ["--session-grace-ms", String(graceMs)]);
+  try {
+    await fn(s.url);
+  } finally {
+    await stop();
+  }
 }
 
 function start(c: CodexWs, processId: string, script: string, argv0 = "sh"): Promise<Msg> {
@@ -56,15 +46,14 @@ async function readAll(c: CodexWs, id: string, afterSeq: number): Promise<[strin
 }
 
 Deno.test("codex session: a resume within the grace period gets every byte, in order", async () => {
-  const [s, stop] = await server(20_000);
-  try {
-    const a = await CodexWs.open(s.url, TOKEN);
+  await withServer(20_000, async (url) => {
+    const a = await CodexWs.open(url, TOKEN);
     const init = (await a.initialize(null)).result;
     await start(a, "counter", "for i in $(seq 1 40); do echo line-$i; sleep 0.02; done; exit 4");
     const first = await a.waitFor((m) => m.method === "process/output");
     a.drop();
     await new Promise((r) => setTimeout(r, 300));
-    const b = await CodexWs.open(s.url, TOKEN);
+    const b = await CodexWs.open(url, TOKEN);
     const resumed = await b.initialize(init.sessionId);
     assert.equal(resumed.result.sessionId, init.sessionId);
     const [rest, last] = await readAll(b, "counter", first.params.seq);
@@ -74,15 +63,12 @@ Deno.test("codex session: a resume within the grace period gets every byte, in o
     assert.equal(last.exitCode, 4);
     assert.equal(last.exited, true);
     b.drop();
-  } finally {
-    await stop();
-  }
+  });
 });
 
 Deno.test("codex session: after the grace period the tree is gone and the id unknown", async () => {
-  const [s, stop] = await server(400);
-  try {
-    const a = await CodexWs.open(s.url, TOKEN);
+  await withServer(400, async (url) => {
+    const a = await CodexWs.open(url, TOKEN);
     const init = (await a.initialize(null)).result;
     const marker = `codex-grace-${Date.now()}`;
     await start(a, "long", "sleep 300 & sleep 300", marker);
@@ -91,47 +77,41 @@ Deno.test("codex session: after the grace period the tree is gone and the id unk
     await new Promise((r) => setTimeout(r, 150));
     assert.ok((await pidsByArgv0(marker)).length > 0, "killed before the grace period ended");
     await eventually(async () => (await pidsByArgv0(marker)).length === 0, 5000, "no orphans");
-    const b = await CodexWs.open(s.url, TOKEN);
+    const b = await CodexWs.open(url, TOKEN);
     const refused = await b.initialize(init.sessionId);
     assert.equal(refused.error?.code, -32600);
     assert.match(refused.error.message, /unknown session id/);
     b.drop();
-  } finally {
-    await stop();
-  }
+  });
 });
 
 Deno.test("codex session: wrong ids, a second attach and a missing token are refused", async () => {
-  const [s, stop] = await server(20_000);
-  try {
-    const a = await CodexWs.open(s.url, TOKEN);
+  await withServer(20_000, async (url) => {
+    const a = await CodexWs.open(url, TOKEN);
     const init = (await a.initialize(null)).result;
-    const wrong = await (await CodexWs.open(s.url, TOKEN)).initialize("not-a-session");
+    const wrong = await (await CodexWs.open(url, TOKEN)).initialize("not-a-session");
     assert.equal(wrong.error?.code, -32600);
     assert.match(wrong.error.message, /unknown session id not-a-session/);
-    const second = await (await CodexWs.open(s.url, TOKEN)).initialize(init.sessionId);
+    const second = await (await CodexWs.open(url, TOKEN)).initialize(init.sessionId);
     assert.equal(second.error?.code, -32600);
     assert.match(second.error.message, /attached to another connection/);
-    await assert.rejects(CodexWs.open(s.url, undefined), /HTTP 401/);
-    await assert.rejects(CodexWs.open(s.url, "wrong-token"), /HTTP 401/);
+    await assert.rejects(CodexWs.open(url, undefined), /HTTP 401/);
+    await assert.rejects(CodexWs.open(url, "wrong-token"), /HTTP 401/);
     // The attached session is unharmed.
     const ok = await start(a, "after", "echo still-here");
     assert.equal(ok.result.processId, "after");
     a.drop();
-  } finally {
-    await stop();
-  }
+  });
 });
 
 Deno.test("one websocket server: a v0 client and a Codex client, each in its own shapes", async () => {
-  const [s, stop] = await server(20_000);
-  try {
-    const v0 = await CodexWs.open(s.url, TOKEN);
+  await withServer(20_000, async (url) => {
+    const v0 = await CodexWs.open(url, TOKEN);
     const init = await v0.request("initialize", { clientName: "plain-v0" });
     v0.notify("initialized", {});
     assert.equal(init.result.protocolVersion, "exec-server.v0");
     assert.equal(init.result.sessionId, undefined);
-    const codex = await CodexWs.open(s.url, TOKEN);
+    const codex = await CodexWs.open(url, TOKEN);
     assert.ok((await codex.initialize(null)).result.sessionId);
     // The same process on both, at once.
     const [v0Start] = await Promise.all([
@@ -158,7 +138,5 @@ Deno.test("one websocket server: a v0 client and a Codex client, each in its own
     assert.equal(v0Write.error?.code, -32600, "v0 keeps its error for an unknown process");
     v0.drop();
     codex.drop();
-  } finally {
-    await stop();
-  }
+  });
 });

@@ -61,20 +61,19 @@ export async function measureWriteReadFile(
     rdFloor.push(await directFileRead(file, FILE_BYTES));
     wrFloor.push(await directFileWrite(file, payload));
   }
-  rep.add({
-    name: "fs/writeFile 64 MiB",
-    unit: "MiB/s",
-    value: stats(wr).median,
-    floor: stats(wrFloor).median,
-    floorName: "direct write+fsync",
-  });
-  rep.add({
-    name: "fs/readFile 64 MiB",
-    unit: "MiB/s",
-    value: stats(rd).median,
-    floor: stats(rdFloor).median,
-    floorName: "direct file read",
-  });
+  const rows: [string, number[], number[], string][] = [
+    ["fs/writeFile 64 MiB", wr, wrFloor, "direct write+fsync"],
+    ["fs/readFile 64 MiB", rd, rdFloor, "direct file read"],
+  ];
+  for (const [name, values, floors, floorName] of rows) {
+    rep.add({
+      name,
+      unit: "MiB/s",
+      value: stats(values).median,
+      floor: stats(floors).median,
+      floorName,
+    });
+  }
   return true;
 }
 
