@@ -8,6 +8,7 @@
  */
 import { Notifications, Requests, type RequestType } from "../protocol/descriptors.ts";
 import type { InitializeResult } from "../protocol/methods.ts";
+import type { CodexInitializeResult } from "../protocol/codex.ts";
 import type { FrameConnection } from "../rpc/connection.ts";
 import { PeerClosedError, RemoteError, RpcPeer } from "../rpc/peer.ts";
 import type { FileSystem } from "../fs/types.ts";
@@ -17,6 +18,7 @@ import { describe, type OpenedConnection } from "./connect/opened.ts";
 import { openSsh } from "./connect/ssh.ts";
 import { openStdio } from "./connect/stdio.ts";
 import { openWebSocket } from "./connect/websocket.ts";
+import { ResumingConnection } from "./connect/resuming.ts";
 import { ConnectError, ConnectionClosedError, InitializeTimeoutError } from "./errors.ts";
 import { ServerError, SpawnError } from "./errors.ts";
 import { NotificationHub } from "./notification_hub.ts";
@@ -31,6 +33,9 @@ import { resolveSpawnOptions, type SpawnOptions } from "./spawn_options.ts";
 import { ProtocolCalls } from "./protocol_calls.ts";
 import { remoteProcessOps } from "./remote_ops.ts";
 import { RemoteFileSystem } from "./remote_fs.ts";
+
+/** The name sent in `initialize` when the options give none. */
+const DEFAULT_CLIENT_NAME = "exec-server-client";
 
 /**
  * A connection to one exec-server. Every way of connecting completes the
@@ -55,6 +60,7 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
   #target: string;
   #init: InitializeResult = { protocolVersion: "" };
   #hub: NotificationHub;
+  #sessionId: string | undefined;
   #nextProcessId = processIdGenerator();
   #endInfo: ClosedInfo | undefined;
   #readLoop: Promise<void>;
@@ -149,7 +155,18 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
     url: string,
     opts: WebSocketClientOptions = {},
   ): Promise<ExecServerClient> {
-    return await ExecServerClient.#connectOpened(await openWebSocket(url, opts), opts);
+    const opened = await openWebSocket(url, opts);
+    if (!opts.resume) return await ExecServerClient.#connectOpened(opened, opts);
+    const conn = new ResumingConnection(opened, {
+      open: () => openWebSocket(url, opts),
+      clientName: opts.clientName ?? DEFAULT_CLIENT_NAME,
+      reconnectWithinMs: opts.reconnectWithinMs,
+      onProblem: opts.onProblem,
+    });
+    return await ExecServerClient.#connectOpened({
+      connection: conn,
+      lifetime: { target: url, dispose: () => conn.dispose() },
+    }, opts);
   }
 
   /**
@@ -201,9 +218,14 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
     return await ExecServerClient.#connectOpened(await openSsh(destination, opts), opts);
   }
 
-  /** The protocol version the server answered (`"exec-server.v0"`). */
+  /** The protocol version the server answered (`"exec-server.v0"`; empty in session mode). */
   get protocolVersion(): string {
     return this.#init.protocolVersion;
+  }
+
+  /** In session mode, the server-side session's id. */
+  get sessionId(): string | undefined {
+    return this.#sessionId;
   }
 
   /** The server's name and version, when it says. */
@@ -343,15 +365,30 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
 
   async #handshake(): Promise<void> {
     const timeoutMs = this.#opts.initializeTimeoutMs ?? 20_000;
-    const answer = this.call(Requests.initialize, {
-      clientName: this.#opts.clientName ?? "exec-server-client",
-    });
+    const session = (this.#opts as { resume?: boolean }).resume === true;
+    const params = { clientName: this.#opts.clientName ?? DEFAULT_CLIENT_NAME };
+    const answer = session
+      ? this.request<InitializeResult & CodexInitializeResult>("initialize", {
+        ...params,
+        resumeSessionId: null,
+      })
+      : this.call(Requests.initialize, params);
     answer.catch(() => {});
-    const result: InitializeResult = await deadline(
+    const result: InitializeResult & Partial<CodexInitializeResult> = await deadline(
       answer,
       timeoutMs,
       () => new InitializeTimeoutError(this.#target, timeoutMs),
     );
+    if (session && typeof result?.sessionId === "string") {
+      this.#sessionId = result.sessionId;
+      this.#init = {
+        protocolVersion: "",
+        serverInfo: { name: "exec-server", version: result.environmentInfo?.executorVersion ?? "" },
+        capabilities: result.environmentInfo?.capabilities ?? {},
+      };
+      this.#peer.notify(Notifications.initialized.method, {});
+      return;
+    }
     if (typeof result?.protocolVersion !== "string") {
       throw new ConnectError(
         this.#target,

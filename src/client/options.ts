@@ -38,6 +38,16 @@ export interface WebSocketClientOptions extends ClientOptions {
   connectTimeoutMs?: number;
   /** The largest accepted incoming message, in bytes (default 256 MiB). */
   maxMessageBytes?: number;
+  /**
+   * Session mode: speak the server's session dialect (the Codex CLI's), and
+   * when the connection drops, reconnect, resume the session and carry on:
+   * spawned handles keep their output and `wait()` its exit. Requests in
+   * flight at the drop fail. Needs a server that keeps sessions (this one,
+   * for `--session-grace-ms`).
+   */
+  resume?: boolean;
+  /** Session mode: how long to keep trying to resume, in ms (default 25 000). */
+  reconnectWithinMs?: number;
 }
 
 /** Options of `ExecServerClient.connectStdio`. */

@@ -30,6 +30,21 @@ export function toBytes(data: Uint8Array | string): Uint8Array {
 }
 
 /**
+ * The session dialect answers a refused write with a status instead of an
+ * error; it becomes the error a v0 server would have sent.
+ */
+function refusedWrite(processId: string, result: unknown): void {
+  const status = (result as { status?: unknown } | null)?.status;
+  if (status === undefined || status === "accepted") return;
+  throw new ServerError(Requests.processWrite.method, {
+    code: ErrorCode.InvalidRequest,
+    message: status === "unknownProcess"
+      ? `unknown process id ${processId}`
+      : `stdin of process ${processId} is closed`,
+  });
+}
+
+/**
  * The typed calls of a connected client. Subclasses provide the transport
  * (`call`) and what the server announced (`capabilities`).
  */
@@ -73,7 +88,7 @@ export abstract class ProtocolCalls {
   async processWrite(processId: string, data: Uint8Array | string): Promise<void> {
     const bytes = toBytes(data);
     if (bytes.length === 0) {
-      await this.call(Requests.processWrite, { processId, chunk: "" });
+      refusedWrite(processId, await this.call(Requests.processWrite, { processId, chunk: "" }));
       return;
     }
     // Smaller pieces when the server announced a smaller message limit.
@@ -83,7 +98,7 @@ export abstract class ProtocolCalls {
       : Math.max(1, Math.min(WRITE_CHUNK_BYTES, Math.floor((limit - 1024) / 4) * 3));
     for (let at = 0; at < bytes.length; at += step) {
       const chunk = encodeBase64(bytes.subarray(at, at + step));
-      await this.call(Requests.processWrite, { processId, chunk });
+      refusedWrite(processId, await this.call(Requests.processWrite, { processId, chunk }));
     }
   }
 

@@ -137,6 +137,10 @@ export interface CodexProcessReadResult {
   failure: string | null;
   /** Whether a sandbox denied what the process tried. */
   sandboxDenied: boolean;
+  /** [ext] The signal that ended it, once exited (as in v0). */
+  signal?: string | null;
+  /** [ext] Its run time in ms, once exited (as in v0). */
+  durationMs?: number;
 }
 
 /** Params of `fs/canonicalize`. */

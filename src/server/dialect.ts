@@ -45,7 +45,15 @@ export const CODEX_DIALECT: ProcessDialect = {
   exitNotes: (processId, _startedAtMs, exit, nextSeq) => [
     JSON.stringify({
       method: "process/exited",
-      params: { processId, seq: nextSeq(), exitCode: exit.exitCode, sandboxDenied: false },
+      params: {
+        processId,
+        seq: nextSeq(),
+        exitCode: exit.exitCode,
+        sandboxDenied: false,
+        // Not read by the CLI; this project's client in session mode keeps them.
+        signal: exit.signal,
+        durationMs: exit.durationMs,
+      },
     }),
     JSON.stringify({
       method: CodexNotificationNames.processClosed,
@@ -62,6 +70,7 @@ export const CODEX_DIALECT: ProcessDialect = {
       closed: v0.exited,
       failure: null,
       sandboxDenied: false,
+      ...(v0.exited ? { signal: v0.signal, durationMs: v0.durationMs } : {}),
     };
   },
 };
