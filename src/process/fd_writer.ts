@@ -8,8 +8,13 @@
 import { write as fsWrite } from "node:fs";
 import { partialWritesCounted } from "../runtime/runtime.ts";
 
-/** The retry delays after EAGAIN, in ms; the last one repeats. */
-const BACKOFF_MS = [1, 2, 5, 10, 20, 50];
+/** Retry delays after EAGAIN, in ms; the last one repeats. */
+export const EAGAIN_BACKOFF_MS: readonly number[] = [1, 2, 5, 10, 20, 50];
+
+/** The delay before retry number `attempt` (from 0) of a write that met EAGAIN. */
+export function eagainDelay(attempt: number): number {
+  return EAGAIN_BACKOFF_MS[Math.min(attempt, EAGAIN_BACKOFF_MS.length - 1)];
+}
 
 interface Pending {
   data: Uint8Array;
@@ -118,7 +123,7 @@ export class FdWriter {
         if (err) {
           const code = (err as { code?: string }).code;
           if (code === "EAGAIN" || code === "EWOULDBLOCK") {
-            const delay = BACKOFF_MS[Math.min(this.#attempt++, BACKOFF_MS.length - 1)];
+            const delay = eagainDelay(this.#attempt++);
             this.#timer = setTimeout(() => {
               this.#timer = undefined;
               this.#pump();

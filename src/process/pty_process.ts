@@ -25,7 +25,7 @@ import { ReadStream } from "node:tty";
 import type { TerminalSize } from "../protocol/methods.ts";
 import { ExitDrain } from "./exit_drain.ts";
 import { canWriteForeignFds } from "../runtime/runtime.ts";
-import { FdWriter } from "./fd_writer.ts";
+import { eagainDelay, FdWriter } from "./fd_writer.ts";
 import { OutputFence } from "./output_fence.ts";
 import { ProcessGroup, signalGroup } from "./kill_tree.ts";
 import { readProcStat } from "./proc_stat.ts";
@@ -39,8 +39,6 @@ import {
   StdinClosedError,
 } from "./types.ts";
 
-/** Delays between attempts at a marker the terminal did not take; the last repeats. */
-const RETRY_MS = [1, 2, 5, 10, 20, 50];
 /** The character a terminal turns into end-of-file (Ctrl-D). */
 const VEOF = 0x04;
 /**
@@ -262,7 +260,7 @@ class PtyProcess implements ProcessHandle {
     } else if (this.#fenceRetry === undefined) {
       // A full terminal takes the marker once it is read; a stopped one
       // (^S) never does, and then silence ends the wait.
-      const delay = RETRY_MS[Math.min(this.#fenceAttempts++, RETRY_MS.length - 1)];
+      const delay = eagainDelay(this.#fenceAttempts++);
       this.#fenceRetry = setTimeout(() => {
         this.#fenceRetry = undefined;
         this.#pushMarker();

@@ -22,6 +22,8 @@ import type { ProcessTable } from "./process_table.ts";
 const MAX_WAIT_MS = 3_600_000;
 /** Write ids remembered per process, for idempotent retries. */
 const WRITE_IDS_KEPT = 256;
+/** Processes whose write ids are remembered; the least recently written is forgotten first. */
+const WRITE_ID_PROCESSES_KEPT = 256;
 
 /** Errnos the CLI must see as "the program or its cwd was not found". */
 const NOT_FOUND = new Set(["ENOENT", "ENOTDIR"]);
@@ -64,7 +66,12 @@ class WriteIds {
     if (writeId === undefined || writeId === null) return true;
     const key = String(writeId);
     let ids = this.#seen.get(processId);
-    if (!ids) this.#seen.set(processId, ids = new Set());
+    // Re-inserted on every use, so the map's order is least recently written first.
+    this.#seen.delete(processId);
+    this.#seen.set(processId, ids ??= new Set());
+    if (this.#seen.size > WRITE_ID_PROCESSES_KEPT) {
+      this.#seen.delete(this.#seen.keys().next().value!);
+    }
     if (ids.has(key)) return false;
     ids.add(key);
     if (ids.size > WRITE_IDS_KEPT) ids.delete(ids.values().next().value!);
