@@ -346,12 +346,20 @@ Deno.test("terminate with graceMs reaches grandchildren that left the group", as
   let escaped = 0;
   try {
     // The escaped grandchild honours SIGTERM and records that it got it.
+    // It says "armed" once its trap is set: a SIGTERM before that would
+    // kill it by the default action (this raced under load).
     const marker = await Deno.makeTempFile();
     const script = `setsid sh -c 'trap "echo term > ${marker}; exit 0" TERM; ` +
-      `while :; do sleep 0.05; done' >/dev/null 2>&1 & echo pid=$!; sleep 300`;
+      `echo armed > ${marker}; while :; do sleep 0.05; done' >/dev/null 2>&1 & ` +
+      `echo pid=$!; sleep 300`;
     await s.start("gt", ["sh", "-c", script]);
     escaped = Number((await waitMatch(s, "gt", /pid=(\d+)\n/))[1]);
     await eventually(async () => (await sessionOf(escaped)) === escaped, 5_000, "setsid");
+    await eventually(
+      async () => (await Deno.readTextFile(marker)) === "armed\n",
+      5_000,
+      "the trap to be set",
+    );
     await s.call("process/terminate", { processId: "gt", graceMs: 2_000 });
     const exited = await s.waitExited("gt");
     assert.equal(exited.params.signal, "SIGTERM");
