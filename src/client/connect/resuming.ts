@@ -39,6 +39,9 @@ interface Live {
 
 const RETRY_MS = [50, 100, 250, 500, 1000];
 
+/** The start of a request as the client's peer serializes it: its id and method. */
+const REQUEST_HEAD = /^\{"id":(-?\d+|"(?:[^"\\]|\\.)*"),"method":"([^"\\]+)"/;
+
 /** See the module documentation. */
 export class ResumingConnection implements FrameConnection {
   #opts: ResumeOptions;
@@ -96,15 +99,21 @@ export class ResumingConnection implements FrameConnection {
   }
 
   #noteOutgoing(text: string): void {
-    let m: Msg;
-    try {
-      m = JSON.parse(text);
-    } catch {
-      return;
+    // The client's peer writes requests as {"id":…,"method":"…",…}: the head
+    // names them, so a large request (a file write) is not parsed again.
+    const head = REQUEST_HEAD.exec(text.slice(0, 512));
+    if (!head) return;
+    const id = head[1].startsWith('"') ? JSON.parse(head[1]) as string : head[1];
+    const method = head[2];
+    let processId: string | undefined;
+    if (method === "process/start") {
+      try {
+        processId = JSON.parse(text).params?.processId;
+      } catch {
+        // Not JSON after all: the server will say so.
+      }
     }
-    if (m.id === undefined || m.id === null || typeof m.method !== "string") return;
-    const processId = m.method === "process/start" ? m.params?.processId : undefined;
-    this.#clientRequests.set(String(m.id), { method: m.method, processId });
+    this.#clientRequests.set(String(id), { method, processId });
   }
 
   async #pump(opened: OpenedConnection): Promise<void> {
