@@ -144,7 +144,10 @@ Deno.test("codex dialect: write statuses and idempotent write ids", async () => 
 Deno.test("codex dialect: signal answers {} and interrupt exits 130", async () => {
   const [s] = await codexServer();
   await using _ = s;
-  await start(s, "sleeper", "sleep 30");
+  // Signalled once it has said it runs: a signal during start-up raced it
+  // (one run in about twelve never exited).
+  await start(s, "sleeper", "echo ready; exec sleep 30");
+  await s.waitFor((m) => m.method === "process/output" && m.params.processId === "sleeper");
   assert.deepEqual(
     await s.call("process/signal", { processId: "sleeper", signal: "interrupt" }),
     {},
