@@ -2,7 +2,8 @@
  * The Codex CLI's dialect over stdio, message by message (../shared's
  * CODEX_CLI.md, sections 2 to 4): the handshake, process numbering with
  * `exited` and `closed`, `envPolicy`, write statuses, spawn failures,
- * files, and the refusal of sandboxes this server cannot enforce yet.
+ * files, and the refusal of malformed sandboxes (tests/sandbox_*_test.ts
+ * run sandboxes for real).
  */
 import assert from "node:assert/strict";
 import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
@@ -159,7 +160,7 @@ Deno.test("codex dialect: signal answers {} and interrupt exits 130", async () =
   assert.equal(exited!.params.exitCode, 130);
 });
 
-Deno.test("codex dialect: spawn failures carry data.kind, sandboxes are refused", async () => {
+Deno.test("codex dialect: spawn failures carry data.kind, malformed sandboxes -32602", async () => {
   const [s] = await codexServer();
   await using _ = s;
   const missing = await s.request("process/start", {
@@ -176,10 +177,11 @@ Deno.test("codex dialect: spawn failures carry data.kind, sandboxes are refused"
   const sandboxed = await start(s, "x", "touch /tmp/should-not-exist-codex", {
     sandbox: { permissions: { type: "managed" } },
   });
-  assert.equal(sandboxed.error?.code, -32600);
-  assert.match(sandboxed.error.message, /sandbox/);
+  assert.equal(sandboxed.error?.code, -32602);
+  assert.match(sandboxed.error.message, /sandbox\.permissions\.file_system must be an object/);
   const fsSandboxed = await s.request("fs/getMetadata", { path: "file:///tmp", sandbox: {} });
-  assert.equal(fsSandboxed.error?.code, -32600);
+  assert.equal(fsSandboxed.error?.code, -32602);
+  assert.match(fsSandboxed.error.message, /sandbox\.permissions must be an object/);
   // The server is alive and unconfined starts still run.
   await start(s, "ok", "true");
   await closed(s, "ok");

@@ -103,7 +103,7 @@ Deno.test("-32600: write to a process whose stdin was closed, and to an exited p
   );
 });
 
-Deno.test("-32600: sandbox modes other than none", async () => {
+Deno.test("-32600: sandbox modes other than none and restricted", async () => {
   await using s = await TestServer.start();
   assertError(
     await s.start("sb1", ["true"], { sandbox: { mode: "hostDefault" } }),
@@ -115,7 +115,11 @@ Deno.test("-32600: sandbox modes other than none", async () => {
     -32600,
     /unsupported sandbox mode "seatbelt-ish"/,
   );
-  assertError(await s.start("sb3", ["true"], { sandbox: "none" }), -32600, /sandbox/);
+  assertError(
+    await s.start("sb3", ["true"], { sandbox: "none" }),
+    -32602,
+    /sandbox must be an object/,
+  );
   // The rejected ids were never reserved.
   assert.ok((await s.start("sb1", ["true"], { sandbox: { mode: "none" } })).result);
   assert.ok((await s.start("sb2", ["true"], { sandbox: null })).result);

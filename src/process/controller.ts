@@ -6,10 +6,13 @@
  *
  * @module
  */
+import { OutputTail, sandboxDenied } from "./sandbox/denial.ts";
+import { sandboxArgv, sandboxedHandle, SandboxUnavailableError } from "./sandbox/launch.ts";
 import { SpawnCheckError } from "./spawn_checks.ts";
 import { spawnProcess } from "./spawn.ts";
 import type { ExitStatus, ProcessHandle, SpawnRequest } from "./types.ts";
 import type { TerminalSize } from "../protocol/methods.ts";
+import type { SandboxPolicy } from "../protocol/sandbox_policy.ts";
 
 /** What to start, as both owners describe it (defaults applied by {@linkcode startControlled}). */
 export interface StartSpec {
@@ -27,6 +30,8 @@ export interface StartSpec {
   pipeStdin?: boolean;
   /** Initial terminal size (default 24x80). */
   size?: TerminalSize;
+  /** Run inside a bubblewrap sandbox with these permissions (default: none). */
+  sandbox?: SandboxPolicy | null;
 }
 
 /** The terminal size a PTY gets when none is given. */
@@ -38,6 +43,11 @@ export interface TimedExit extends ExitStatus {
   exitedAtMs: number;
   /** From start to exit, in ms (microsecond precision). */
   durationMs: number;
+  /**
+   * Sandboxed processes only: whether the failure looks like the sandbox's
+   * doing (see sandbox/denial.ts for the rule).
+   */
+  sandboxDenied?: boolean;
 }
 
 /** Thrown when a process cannot be started. */
@@ -49,6 +59,8 @@ export class SpawnFailedError extends Error {
   readonly errno: string | undefined;
   /** The runtime's error code when the spawn itself failed, if any. */
   readonly code: string | undefined;
+  /** Whether a sandbox was asked for and this host cannot provide one. */
+  readonly sandboxUnavailable: boolean;
 
   /** @param cause what went wrong */
   constructor(cause: unknown) {
@@ -56,6 +68,7 @@ export class SpawnFailedError extends Error {
     this.name = "SpawnFailedError";
     this.errno = cause instanceof SpawnCheckError ? cause.errno : undefined;
     this.code = (cause as { code?: string } | null)?.code;
+    this.sandboxUnavailable = cause instanceof SandboxUnavailableError;
   }
 }
 
@@ -80,23 +93,37 @@ export async function startControlled(
 ): Promise<ControlledProcess> {
   const startedAt = performance.now();
   const startedAtMs = Date.now();
+  const policy = spec.sandbox ?? undefined;
+  const tail = policy ? new OutputTail() : undefined;
   let handle: ProcessHandle;
   try {
     handle = await spawnProcess({
-      argv: spec.argv,
-      arg0: spec.arg0,
+      argv: policy ? await sandboxArgv(spec, policy) : spec.argv,
+      // Inside a sandbox bubblewrap sets it.
+      arg0: policy ? null : spec.arg0,
       cwd: spec.cwd,
       env: spec.env,
       tty: spec.tty,
       pipeStdin: spec.pipeStdin ?? false,
       size: spec.size ?? DEFAULT_TERMINAL_SIZE,
       drainQuietMs: output.drainQuietMs,
-      onOutput: output.onOutput,
+      onOutput: tail
+        ? (stream, chunk) => {
+          tail.push(chunk);
+          output.onOutput(stream, chunk);
+        }
+        : output.onOutput,
     });
   } catch (err) {
     throw new SpawnFailedError(err);
   }
-  return new ControlledProcess(handle, startedAt, startedAtMs);
+  if (!policy) return new ControlledProcess(handle, startedAt, startedAtMs);
+  return new ControlledProcess(
+    sandboxedHandle(handle),
+    startedAt,
+    startedAtMs,
+    (status) => sandboxDenied(status, tail!.text(), policy.network),
+  );
 }
 
 /** A started process: its handle, its timed exit, and kill escalation. */
@@ -110,8 +137,17 @@ export class ControlledProcess {
   #exit: TimedExit | undefined;
   #graceTimer: ReturnType<typeof setTimeout> | undefined;
 
-  /** @param handle the started process; @param startedAt its start on the performance clock */
-  constructor(handle: ProcessHandle, startedAt: number, startedAtMs: number) {
+  /**
+   * @param handle the started process; @param startedAt its start on the
+   * performance clock; @param denied for a sandboxed process, the rule
+   * that tells whether its failure was the sandbox's doing
+   */
+  constructor(
+    handle: ProcessHandle,
+    startedAt: number,
+    startedAtMs: number,
+    denied?: (status: ExitStatus) => boolean,
+  ) {
     this.handle = handle;
     this.startedAtMs = startedAtMs;
     this.finished = handle.finished.then((status) => {
@@ -123,6 +159,7 @@ export class ControlledProcess {
         ...status,
         exitedAtMs: Math.round(Date.now() - (now - at)),
         durationMs: Math.round((at - startedAt) * 1000) / 1000,
+        ...(denied ? { sandboxDenied: denied(status) } : {}),
       };
       return this.#exit;
     });

@@ -5,28 +5,33 @@
  * @module
  */
 import process from "node:process";
-import { readAllProcStats, readProcStat } from "./proc_stat.ts";
+import { type ProcStat, readAllProcStats, readProcStat } from "./proc_stat.ts";
 
 /**
  * The pids of all live descendants of `pid`, found through `/proc` (Linux).
  * Returns an empty list where `/proc` is not available.
  */
 export async function descendantsOf(pid: number): Promise<number[]> {
+  return (await descendantStats(pid)).map((s) => s.pid);
+}
+
+/** Like {@linkcode descendantsOf}, with each descendant's `/proc` stat. */
+export async function descendantStats(pid: number): Promise<ProcStat[]> {
   const stats = await readAllProcStats();
   if (!stats) return [];
-  const children = new Map<number, number[]>();
-  for (const { pid: child, ppid } of stats) {
-    const list = children.get(ppid);
-    if (list) list.push(child);
-    else children.set(ppid, [child]);
+  const children = new Map<number, ProcStat[]>();
+  for (const stat of stats) {
+    const list = children.get(stat.ppid);
+    if (list) list.push(stat);
+    else children.set(stat.ppid, [stat]);
   }
-  const out: number[] = [];
+  const out: ProcStat[] = [];
   const queue = [pid];
   while (queue.length > 0) {
     const next = queue.pop()!;
     for (const c of children.get(next) ?? []) {
       out.push(c);
-      queue.push(c);
+      queue.push(c.pid);
     }
   }
   return out;

@@ -46,10 +46,30 @@ export interface InitializeResult {
   capabilities?: Record<string, unknown>;
 }
 
-/** Sandbox selection of `process/start`; only `none` is supported. */
-export interface SandboxParams {
-  /** `"none"` runs the process directly. */
-  mode: string;
+/**
+ * The `sandbox` member of `process/start` (and **[ext]** of `fs/*` calls):
+ * `{mode: "none"}` runs directly; **[ext]** `{mode: "restricted", ...}`
+ * runs under a permission set (docs/protocol.md, "Sandboxes").
+ */
+export type SandboxParams =
+  | {
+    /** Run the process directly. */
+    mode: "none";
+  }
+  | RestrictedSandboxParams;
+
+/** **[ext]** A permission set of plain absolute paths. */
+export interface RestrictedSandboxParams {
+  /** Selects this form. */
+  mode: "restricted";
+  /** Readable (and runnable) paths; default `["/"]`, the whole machine. */
+  read?: string[];
+  /** Writable paths (readable too); default none. */
+  write?: string[];
+  /** Paths neither readable nor writable, even inside a readable or writable one. */
+  deny?: string[];
+  /** Reach the network (default false: a private loopback only). */
+  network?: boolean;
 }
 
 /** Initial terminal size. */
@@ -74,7 +94,7 @@ export interface ProcessStartParams {
   tty: boolean;
   /** Overrides the `argv[0]` the child sees. */
   arg0?: string | null;
-  /** Absent or `{mode: "none"}`. */
+  /** Absent, null or `{mode: "none"}`; **[ext]** a restricted sandbox. */
   sandbox?: SandboxParams | null;
   /** [ext] Keep stdin open for a pipe process. */
   pipeStdin?: boolean;
@@ -86,6 +106,8 @@ export interface ProcessStartParams {
 export interface ProcessStartResult {
   /** The id the process was started under. */
   processId: string;
+  /** [ext] `"bubblewrap"` when the process runs in a sandbox; absent otherwise. */
+  sandbox?: "bubblewrap";
 }
 
 /** The name of an output stream. */
@@ -117,6 +139,8 @@ export interface ProcessExitedParams {
   exitedAtMs?: number;
   /** [ext] Run time in ms. */
   durationMs?: number;
+  /** [ext] Sandboxed processes only: whether the sandbox caused the failure. */
+  sandboxDenied?: boolean;
 }
 
 /** Params of `process/read`. */
@@ -157,6 +181,8 @@ export interface ProcessReadResult {
   durationMs?: number;
   /** [ext] Chunks after `afterSeq` that were evicted before this read. */
   evicted?: { fromSeq: number; toSeq: number };
+  /** [ext] Sandboxed processes only, once exited: whether the sandbox caused the failure. */
+  sandboxDenied?: boolean;
 }
 
 /** Params of `process/write`. */

@@ -9,3 +9,11 @@ export * from "./messages.ts";
 export * from "./methods.ts";
 export * from "./descriptors.ts";
 export { decodeBase64, encodeBase64, InvalidBase64Error } from "./base64.ts";
+export { type CheckedStart, checkStartParams } from "./spawn_rules.ts";
+export {
+  accessAt,
+  type SandboxAccess,
+  type SandboxPolicy,
+  type SandboxRule,
+} from "./sandbox_policy.ts";
+export { checkSandboxParams } from "./sandbox_params.ts";

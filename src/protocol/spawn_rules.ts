@@ -3,13 +3,15 @@
  * every `process/start` with them, and the client and the local
  * environment check a spawn with them before anything is sent or run, so
  * that bad input fails the same way everywhere. A violation is an
- * {@linkcode RpcError} (-32602, or -32600 for an unsupported sandbox); the
+ * {@linkcode RpcError} (-32602, or -32600 for an unknown sandbox mode); the
  * client turns it into a `TypeError` with the same message.
  *
  * @module
  */
-import { invalidParams, invalidRequest } from "./errors.ts";
+import { invalidParams } from "./errors.ts";
 import type { ProcessStartParams, TerminalSize } from "./methods.ts";
+import { checkSandboxParams } from "./sandbox_params.ts";
+import type { SandboxPolicy } from "./sandbox_policy.ts";
 import { absolutePath, optionalBoolean, paramsObject, requireBoolean } from "./validate.ts";
 import { requireIntegerInRange, requireNonEmptyString, requireString } from "./validate.ts";
 import { requireStringArray, requireStringRecord } from "./validate.ts";
@@ -54,16 +56,13 @@ function checkArg0(p: Record<string, unknown>, argv: string[], tty: boolean): st
   return p.arg0;
 }
 
-function checkSandbox(sandbox: unknown): void {
-  if (sandbox === undefined || sandbox === null) return;
-  const mode = typeof sandbox === "object" && !Array.isArray(sandbox)
-    ? (sandbox as Record<string, unknown>).mode
-    : undefined;
-  if (mode !== "none") {
-    throw invalidRequest(
-      `unsupported sandbox mode ${JSON.stringify(mode ?? sandbox)}: only "none" is supported`,
-    );
-  }
+/**
+ * `process/start` params once checked: the sandbox, if any, read into the
+ * permission set it asks for.
+ */
+export interface CheckedStart extends Omit<ProcessStartParams, "sandbox"> {
+  /** The permission set; null or absent to run directly. */
+  sandbox?: SandboxPolicy | null;
 }
 
 /**
@@ -79,7 +78,7 @@ function checkSandbox(sandbox: unknown): void {
  * ```
  * @throws {RpcError} -32602 naming the bad field (-32600 for a sandbox)
  */
-export function checkStartParams(params: unknown): ProcessStartParams {
+export function checkStartParams(params: unknown): CheckedStart {
   const p = paramsObject(params, "process/start");
   const processId = requireNonEmptyString(p, "processId");
   const argv = checkArgv(p);
@@ -87,10 +86,10 @@ export function checkStartParams(params: unknown): ProcessStartParams {
   const env = requireStringRecord(p, "env");
   const tty = requireBoolean(p, "tty");
   const arg0 = checkArg0(p, argv, tty);
-  checkSandbox(p.sandbox);
+  const sandbox = checkSandboxParams(p.sandbox);
   const pipeStdin = optionalBoolean(p, "pipeStdin", false);
   const size = p.size === undefined || p.size === null
     ? undefined
     : checkTerminalSize(p.size, "size.");
-  return { processId, argv, cwd, env, tty, arg0, pipeStdin, size };
+  return { processId, argv, cwd, env, tty, arg0, pipeStdin, size, sandbox };
 }

@@ -19,10 +19,28 @@ Deno.test("checkStartParams fills defaults and keeps what was given", () => {
     arg0: null,
     pipeStdin: false,
     size: undefined,
+    sandbox: null,
   });
   const full = checkStartParams({ ...base, tty: true, size: { rows: 5, cols: 7 }, arg0: "ls" });
   assert.deepEqual(full.size, { rows: 5, cols: 7 });
   assert.equal(full.arg0, "ls");
+});
+
+Deno.test("checkStartParams reads a restricted sandbox into its permission set", () => {
+  const start = checkStartParams({
+    ...base,
+    sandbox: { mode: "restricted", write: ["file:///srv/app/"], deny: ["/srv/app/.env"] },
+  });
+  assert.deepEqual(start.sandbox, {
+    rules: [
+      { path: "/", access: "read" },
+      { path: "/srv/app", access: "write" },
+      { path: "/srv/app/.env", access: "deny" },
+    ],
+    network: false,
+  });
+  assert.equal(checkStartParams({ ...base, sandbox: { mode: "none" } }).sandbox, null);
+  refused({ ...base, sandbox: { mode: "restricted", read: ["x"] } }, /sandbox\.read\[0\]/);
 });
 
 Deno.test("checkStartParams names the bad field", () => {

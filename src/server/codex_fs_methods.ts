@@ -2,20 +2,24 @@
  * The `fs/*` methods in the Codex CLI's dialect: v0's handlers with that
  * dialect's errors (a missing path is -32004, reading a directory is
  * -32600 "is not a file"), richer metadata, `fs/canonicalize` and
- * `fs/watchMissing`. A request that carries a sandbox is refused: none can
- * be enforced yet.
+ * `fs/watchMissing`. A request that carries a sandbox is checked against
+ * it before anything is touched (./fs_sandbox.ts).
  *
  * @module
  */
 import { pathToFileURL } from "node:url";
 import { CodexRequests, NOT_FOUND_CODE } from "../protocol/codex.ts";
 import { Requests } from "../protocol/descriptors.ts";
-import { ErrorCode, invalidRequest, RpcError } from "../protocol/errors.ts";
+import process from "node:process";
+import { checkCodexSandbox, resolveCodexSandbox } from "../protocol/codex_sandbox.ts";
+import { ErrorCode, RpcError } from "../protocol/errors.ts";
+import type { SandboxPolicy } from "../protocol/sandbox_policy.ts";
 import { paramsObject, requireAbsolutePath } from "../protocol/validate.ts";
 import type { LocalFileSystem } from "../fs/local.ts";
 import { FileSystemError } from "../fs/types.ts";
 import { environmentInfo } from "./environment_info.ts";
 import { fileSystemRpcError, fsMethods } from "./fs_methods.ts";
+import { sandboxGate } from "./fs_sandbox.ts";
 import type { MethodHandler } from "./method_handlers.ts";
 import type { MissingWatches } from "./missing_watch.ts";
 
@@ -40,22 +44,18 @@ function codexError(err: unknown, method: string, params: unknown): unknown {
   return err;
 }
 
-function refuseSandbox(params: unknown): void {
-  const sandbox = (params as { sandbox?: unknown } | null)?.sandbox;
-  if (sandbox !== undefined && sandbox !== null) {
-    throw invalidRequest(
-      "sandboxed fs call refused: this server cannot enforce a sandbox yet (run the CLI with " +
-        "-s danger-full-access)",
-    );
-  }
+/** The CLI's sandbox member, resolved with the server's `TMPDIR`. */
+function readCodexSandbox(value: unknown): SandboxPolicy | null {
+  const sandbox = checkCodexSandbox(value);
+  return sandbox ? resolveCodexSandbox(sandbox, process.env.TMPDIR) : null;
 }
 
-/** Wrap a v0 handler with the sandbox check and this dialect's errors. */
+/** Wrap a v0 handler with the sandbox gate and this dialect's errors. */
 function wrap(method: string, handler: MethodHandler): MethodHandler {
+  const gated = sandboxGate(method, handler, readCodexSandbox);
   return async (params) => {
-    refuseSandbox(params);
     try {
-      return await handler(params);
+      return await gated(params);
     } catch (err) {
       throw codexError(err, method, params);
     }
@@ -92,23 +92,29 @@ export function codexFsMethods(
       return { path: pathToFileURL(real).href };
     }),
   );
-  handlers.set(CodexRequests.fsWatchMissing.method, (params) => {
-    const p = paramsObject(params, "fs/watchMissing");
-    const watchId = p.watchId;
-    if (typeof watchId !== "string" && typeof watchId !== "number") {
-      throw new RpcError(ErrorCode.InvalidParams, "watchId must be a string or a number");
-    }
-    const list = (value: unknown, name: string): string[] => {
-      if (value === undefined || value === null) return [];
-      const items = typeof value === "string" ? [value] : value;
-      if (!Array.isArray(items)) {
-        throw new RpcError(ErrorCode.InvalidParams, `${name} must be a path or an array of paths`);
+  handlers.set(
+    CodexRequests.fsWatchMissing.method,
+    wrap(CodexRequests.fsWatchMissing.method, (params) => {
+      const p = paramsObject(params, "fs/watchMissing");
+      const watchId = p.watchId;
+      if (typeof watchId !== "string" && typeof watchId !== "number") {
+        throw new RpcError(ErrorCode.InvalidParams, "watchId must be a string or a number");
       }
-      return items.map((m, i) => requireAbsolutePath({ [`${name}[${i}]`]: m }, `${name}[${i}]`));
-    };
-    watches.watch(watchId, list(p.missing, "missing"), list(p.present, "present"));
-    return { watching: true };
-  });
+      const list = (value: unknown, name: string): string[] => {
+        if (value === undefined || value === null) return [];
+        const items = typeof value === "string" ? [value] : value;
+        if (!Array.isArray(items)) {
+          throw new RpcError(
+            ErrorCode.InvalidParams,
+            `${name} must be a path or an array of paths`,
+          );
+        }
+        return items.map((m, i) => requireAbsolutePath({ [`${name}[${i}]`]: m }, `${name}[${i}]`));
+      };
+      watches.watch(watchId, list(p.missing, "missing"), list(p.present, "present"));
+      return { watching: true };
+    }),
+  );
   handlers.set(CodexRequests.environmentInfo.method, () => environmentInfo());
   return handlers;
 }

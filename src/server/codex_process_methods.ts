@@ -11,7 +11,8 @@ import type { CodexProcessStartResult, CodexProcessWriteResult } from "../protoc
 import { Requests } from "../protocol/descriptors.ts";
 import { buildEnvironment, checkEnvPolicy } from "../protocol/env_policy.ts";
 import { ErrorCode, invalidParams, invalidRequest, RpcError } from "../protocol/errors.ts";
-import { checkStartParams } from "../protocol/spawn_rules.ts";
+import { checkCodexSandbox, resolveCodexSandbox } from "../protocol/codex_sandbox.ts";
+import { type CheckedStart, checkStartParams } from "../protocol/spawn_rules.ts";
 import { optionalNonNegativeInteger, paramsObject, requireString } from "../protocol/validate.ts";
 import { ResultWithEffect } from "../rpc/peer.ts";
 import { DEFAULT_PATH_ENV } from "./environment_info.ts";
@@ -25,20 +26,31 @@ const WRITE_IDS_KEPT = 256;
 /** Processes whose write ids are remembered; the least recently written is forgotten first. */
 const WRITE_ID_PROCESSES_KEPT = 256;
 
+/**
+ * The `sandboxType` of a sandboxed start. The CLI 0.171 reads it into a
+ * closed set (none, macosSeatbelt, linuxSeccomp, windowsRestrictedToken,
+ * windowsMxc) and fails the command on any other name ("unknown variant");
+ * `linuxSeccomp` is its only name for the Linux sandbox, which upstream
+ * builds on bubblewrap as this server does (this server adds no seccomp
+ * filter: see docs/sandbox.md).
+ */
+const CODEX_SANDBOX_TYPE = "linuxSeccomp";
+
 /** Errnos the CLI must see as "the program or its cwd was not found". */
 const NOT_FOUND = new Set(["ENOENT", "ENOTDIR"]);
 
 /**
- * Check a Codex `process/start`: v0's rules for the common fields, then
- * the environment built by `envPolicy`. A sandbox is refused: none can be
- * enforced yet, and a sandboxed command must never run unconfined.
+ * Check a Codex `process/start`: its sandbox first (strictly: what cannot
+ * be enforced is refused), v0's rules for the common fields, then the
+ * environment built by `envPolicy`. The sandbox's `tmpdir` is the built
+ * environment's `TMPDIR`.
  */
-function codexStart(params: unknown) {
+function codexStart(params: unknown): CheckedStart {
   const p = paramsObject(params, Requests.processStart.method);
-  if (p.sandbox !== undefined && p.sandbox !== null) {
+  const sandbox = checkCodexSandbox(p.sandbox);
+  if (p.enforceManagedNetwork === true) {
     throw invalidRequest(
-      "sandboxed process/start refused: this server cannot enforce a sandbox yet, and it never " +
-        "runs a sandboxed command unconfined (run the CLI with -s danger-full-access)",
+      "enforceManagedNetwork is not supported: this server has no managed network proxy",
     );
   }
   const policy = checkEnvPolicy(p.envPolicy);
@@ -46,6 +58,7 @@ function codexStart(params: unknown) {
   start.env = policy
     ? buildEnvironment(process.env, policy, start.env)
     : { ...(start.env.PATH === undefined ? DEFAULT_PATH_ENV : {}), ...start.env };
+  start.sandbox = sandbox ? resolveCodexSandbox(sandbox, start.env.TMPDIR) : null;
   return start;
 }
 
@@ -118,7 +131,10 @@ export function codexProcessMethods(table: ProcessTable): Map<string, MethodHand
     } catch (err) {
       throw spawnFailure(err);
     }
-    const result: CodexProcessStartResult = { processId: start.processId, sandboxType: "none" };
+    const result: CodexProcessStartResult = {
+      processId: start.processId,
+      sandboxType: start.sandbox ? CODEX_SANDBOX_TYPE : "none",
+    };
     return new ResultWithEffect(result, announce);
   });
   handlers.set(Requests.processRead.method, (params) => {

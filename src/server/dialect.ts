@@ -49,7 +49,7 @@ export const CODEX_DIALECT: ProcessDialect = {
         processId,
         seq: nextSeq(),
         exitCode: exit.exitCode,
-        sandboxDenied: false,
+        sandboxDenied: exit.sandboxDenied ?? false,
         // Not read by the CLI; this project's client in session mode keeps them.
         signal: exit.signal,
         durationMs: exit.durationMs,
@@ -69,7 +69,7 @@ export const CODEX_DIALECT: ProcessDialect = {
       exitCode: v0.exitCode,
       closed: v0.exited,
       failure: null,
-      sandboxDenied: false,
+      sandboxDenied: (v0.exited && exit?.sandboxDenied) || false,
       ...(v0.exited ? { signal: v0.signal, durationMs: v0.durationMs } : {}),
     };
   },

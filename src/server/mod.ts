@@ -4,7 +4,7 @@
  * @module
  */
 export { ExecServer } from "./server.ts";
-export { capabilities, Session } from "./session.ts";
+export { capabilities, type SandboxCapability, sandboxCapability, Session } from "./session.ts";
 export { DEFAULT_SERVER_OPTIONS, resolveServerOptions, type ServerOptions } from "./options.ts";
 export { createLogger, LOG_LEVELS, type Logger, type LogLevel } from "./logger.ts";
 export { type NotificationSink, ProcessTable } from "./process_table.ts";

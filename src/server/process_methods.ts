@@ -7,6 +7,7 @@
 import { decodeBase64, InvalidBase64Error } from "../protocol/base64.ts";
 import { invalidParams } from "../protocol/errors.ts";
 import { Requests } from "../protocol/descriptors.ts";
+import type { ProcessStartResult } from "../protocol/methods.ts";
 import { checkStartParams, checkTerminalSize } from "../protocol/spawn_rules.ts";
 import { optionalNonNegativeInteger, paramsObject, requireString } from "../protocol/validate.ts";
 import { ResultWithEffect } from "../rpc/peer.ts";
@@ -33,7 +34,10 @@ export function processMethods(table: ProcessTable): Map<string, MethodHandler> 
   addHandler(handlers, Requests.processStart, async (params) => {
     const start = checkStartParams(params);
     const announce = await table.start(start);
-    return new ResultWithEffect({ processId: start.processId }, announce);
+    const result: ProcessStartResult = start.sandbox
+      ? { processId: start.processId, sandbox: "bubblewrap" }
+      : { processId: start.processId };
+    return new ResultWithEffect(result, announce);
   });
   addHandler(handlers, Requests.processRead, (params) => {
     const p = paramsObject(params, Requests.processRead.method);

@@ -38,6 +38,7 @@ export function exitedNote(processId: string, startedAtMs: number, exit: TimedEx
     exitedAtMs: exit.exitedAtMs,
     durationMs: exit.durationMs,
   };
+  if (exit.sandboxDenied !== undefined) params.sandboxDenied = exit.sandboxDenied;
   return JSON.stringify({ method: Notifications.processExited.method, params });
 }
 
@@ -60,6 +61,7 @@ export function readResult(slice: OutputSlice, exit: TimedExit | undefined): Pro
   if (exited) {
     result.signal = exit.signal;
     result.durationMs = exit.durationMs;
+    if (exit.sandboxDenied !== undefined) result.sandboxDenied = exit.sandboxDenied;
   }
   if (slice.evicted) result.evicted = slice.evicted;
   return result;

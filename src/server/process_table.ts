@@ -6,12 +6,8 @@
  * @module
  */
 import { internalError, invalidParams, invalidRequest } from "../protocol/errors.ts";
-import type {
-  ProcessReadResult,
-  ProcessStartParams,
-  StreamName,
-  TerminalSize,
-} from "../protocol/methods.ts";
+import type { ProcessReadResult, StreamName, TerminalSize } from "../protocol/methods.ts";
+import type { CheckedStart } from "../protocol/spawn_rules.ts";
 import { normalizeSignal, UnknownSignalError } from "../process/signals.ts";
 import {
   type ControlledProcess,
@@ -120,7 +116,7 @@ export class ProcessTable {
    *
    * @returns a function to call once the start response has been sent
    */
-  async start(p: ProcessStartParams): Promise<() => void> {
+  async start(p: CheckedStart): Promise<() => void> {
     if (this.#closed) throw invalidRequest("connection is closing");
     if (this.#procs.has(p.processId)) {
       throw invalidRequest(`duplicate process id ${p.processId}`);
@@ -144,6 +140,8 @@ export class ProcessTable {
       this.#procs.delete(p.processId);
       const failure = err as SpawnFailedError;
       const message = `cannot start ${p.processId} (${p.argv[0]}): ${failure.message}`;
+      // Not this server's failure: the request asks for what the host cannot give.
+      if (failure.sandboxUnavailable) throw invalidRequest(message, { kind: "sandboxUnavailable" });
       throw internalError(message, failure.errno ? { errno: failure.errno } : undefined);
     }
     mp.proc = proc;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { type NotificationSink, ProcessTable } from "./process_table.ts";
 import { resolveServerOptions } from "./options.ts";
-import type { ProcessStartParams } from "../protocol/methods.ts";
+import type { CheckedStart } from "../protocol/spawn_rules.ts";
 
 /** A sink that records every notification and can refuse more (a slow client). */
 class FakeSink implements NotificationSink {
@@ -46,7 +46,7 @@ class FakeSink implements NotificationSink {
   }
 }
 
-const start = (processId: string, argv: string[]): ProcessStartParams => ({
+const start = (processId: string, argv: string[]): CheckedStart => ({
   processId,
   argv,
   cwd: "/",

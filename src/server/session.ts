@@ -14,6 +14,9 @@ import type { FrameConnection } from "../rpc/connection.ts";
 import { RpcPeer } from "../rpc/peer.ts";
 import { SERVER_NAME, VERSION } from "../version.ts";
 import { fsMethods } from "./fs_methods.ts";
+import { withSandboxGate } from "./fs_sandbox.ts";
+import { bwrapSupport } from "../process/sandbox/bwrap_support.ts";
+import { checkSandboxParams } from "../protocol/sandbox_params.ts";
 import type { ServerOptions } from "./options.ts";
 import { type MethodHandler, processMethods } from "./process_methods.ts";
 import { ProcessTable } from "./process_table.ts";
@@ -25,10 +28,28 @@ type HandshakeState = "new" | "initializing" | "ready";
 /** How long answers to requests received before the end may still take. */
 const SETTLE_ON_CLOSE_MS = 10_000;
 
+/** What `initialize.capabilities.sandbox` says of this host. */
+export type SandboxCapability =
+  | { available: true; type: "bubblewrap"; version: string; arg0: boolean }
+  | { available: false; reason: string };
+
+/** Whether this host can run sandboxed processes (found out once, on first use). */
+export async function sandboxCapability(): Promise<SandboxCapability> {
+  const support = await bwrapSupport();
+  return support.available
+    ? { available: true, type: "bubblewrap", version: support.version, arg0: support.argv0 }
+    : { available: false, reason: support.reason };
+}
+
 /** Everything a session advertises in `initialize.capabilities`. */
-export function capabilities(opts: ServerOptions, methods: string[]): Record<string, unknown> {
+export function capabilities(
+  opts: ServerOptions,
+  methods: string[],
+  sandbox?: SandboxCapability,
+): Record<string, unknown> {
   return {
     methods: [...methods].sort(),
+    ...(sandbox ? { sandbox } : {}),
     processStart: { pipeStdin: true, size: true, arg0: "pipe" },
     processOutput: { seq: true },
     processExited: { signal: true, timing: true },
@@ -69,6 +90,8 @@ export class Session {
   #table: ProcessTable;
   #handlers: Map<string, MethodHandler>;
   #state: HandshakeState = "new";
+  /** Set while the `initialize` answer is being made; requests behind it wait for it. */
+  #initializing: Promise<void> | undefined;
   #clientName = "";
   #extraMethods: Map<string, MethodHandler>;
   #registry: SessionRegistry;
@@ -90,6 +113,8 @@ export class Session {
     this.#opts = opts;
     this.#extraMethods = extraMethods;
     this.#registry = registry;
+    // Found out while the client connects, so that `initialize` need not wait.
+    void bwrapSupport();
     this.#table = new ProcessTable(opts, {
       send: (text) => {
         if (this.#peer.closed) return true;
@@ -99,7 +124,10 @@ export class Session {
     });
     this.#handlers = new Map([
       ...processMethods(this.#table),
-      ...fsMethods(new LocalFileSystem({ maxReadFileBytes: opts.maxReadFileBytes })),
+      ...withSandboxGate(
+        fsMethods(new LocalFileSystem({ maxReadFileBytes: opts.maxReadFileBytes })),
+        (value) => checkSandboxParams(value),
+      ),
       ...extraMethods,
     ]);
     this.#peer = new RpcPeer({
@@ -168,21 +196,32 @@ export class Session {
     if (!handler) {
       throw new RpcError(ErrorCode.MethodNotFound, `unknown method ${method}`);
     }
+    // Answers keep the order of a pipelined batch: initialize's comes first.
+    if (this.#initializing) return this.#initializing.then(() => handler(params));
     return handler(params);
   }
 
-  #initialize(params: unknown): InitializeResult | CodexInitializeResult {
+  #initialize(
+    params: unknown,
+  ): Promise<InitializeResult> | CodexInitializeResult {
     if (this.#state !== "new") throw invalidRequest("initialize was already called");
     if (isCodexInitialize(params)) return this.#initializeCodex(params);
     const p = paramsObject(params, Method.Initialize);
     this.#clientName = typeof p.clientName === "string" ? p.clientName : "";
     this.#state = "initializing";
     this.#opts.logger.info(`client ${JSON.stringify(this.#clientName)} connected`);
-    return {
+    const methods = [...this.#handlers.keys()];
+    // Whether sandboxes can run is found out once per server, while clients connect.
+    const answer = sandboxCapability().then((sandbox) => ({
       protocolVersion: PROTOCOL_VERSION,
       serverInfo: { name: SERVER_NAME, version: VERSION },
-      capabilities: capabilities(this.#opts, [...this.#handlers.keys()]),
+      capabilities: capabilities(this.#opts, methods, sandbox),
+    }));
+    const settled = () => {
+      this.#initializing = undefined;
     };
+    this.#initializing = answer.then(settled, settled);
+    return answer;
   }
 
   /** Attach to a new or a resumed Codex-dialect session. */

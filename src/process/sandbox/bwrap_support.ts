@@ -1,0 +1,117 @@
+/**
+ * Whether this host can sandbox: `bwrap` on the server's `PATH`, and able
+ * to create the namespaces a sandbox needs (a container or a kernel
+ * setting can forbid them). Found out once, by running a real sandbox, and
+ * remembered for the life of the process.
+ *
+ * @module
+ */
+import { execFile } from "node:child_process";
+import { access, constants } from "node:fs/promises";
+import process from "node:process";
+
+/** What {@linkcode bwrapSupport} found. */
+export type BwrapSupport =
+  | {
+    /** Sandboxed processes can be started. */
+    available: true;
+    /** The `bwrap` executable. */
+    path: string;
+    /** Its version, e.g. `"0.8.0"`. */
+    version: string;
+    /** Whether it accepts `--argv0` (bubblewrap 0.9 and later). */
+    argv0: boolean;
+  }
+  | {
+    /** Sandboxed processes are refused. */
+    available: false;
+    /** Why, and how to fix it. */
+    reason: string;
+  };
+
+/** How long the probe sandbox may take before the host counts as unable. */
+const PROBE_TIMEOUT_MS = 10_000;
+
+const cache = new Map<string, Promise<BwrapSupport>>();
+
+/**
+ * Find and try `bwrap` along `searchPath` (default: the server's `PATH`).
+ *
+ * @example
+ * ```ts
+ * import { bwrapSupport } from "./bwrap_support.ts";
+ * const support = await bwrapSupport();
+ * console.log(support.available ? support.version : support.reason);
+ * ```
+ */
+export function bwrapSupport(searchPath: string = process.env.PATH ?? ""): Promise<BwrapSupport> {
+  let found = cache.get(searchPath);
+  if (!found) cache.set(searchPath, found = probe(searchPath));
+  return found;
+}
+
+async function probe(searchPath: string): Promise<BwrapSupport> {
+  if (process.platform !== "linux") {
+    return {
+      available: false,
+      reason: `sandboxing needs Linux and bubblewrap; this is ${process.platform}`,
+    };
+  }
+  const path = await findExecutable("bwrap", searchPath);
+  if (!path) {
+    return {
+      available: false,
+      reason: `bwrap (bubblewrap) was not found in PATH ${JSON.stringify(searchPath)}; ` +
+        "install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)",
+    };
+  }
+  const trial = await run(path, [
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-net",
+    "--die-with-parent",
+    "--new-session",
+    "--",
+    "true",
+  ]);
+  if (!trial.ok) {
+    return {
+      available: false,
+      reason: `${path} cannot create a sandbox here: ${trial.output || "no output"}; ` +
+        "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, " +
+        "or kernel.apparmor_restrict_unprivileged_userns=0) or run the server where they are allowed",
+    };
+  }
+  const version = (await run(path, ["--version"])).output.replace(/^bubblewrap\s*/, "");
+  const help = await run(path, ["--help"]);
+  return { available: true, path, version, argv0: help.output.includes("--argv0") };
+}
+
+async function findExecutable(name: string, searchPath: string): Promise<string | undefined> {
+  for (const dir of searchPath.split(":")) {
+    if (!dir.startsWith("/")) continue;
+    const candidate = `${dir}/${name}`;
+    try {
+      await access(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // Not here.
+    }
+  }
+  return undefined;
+}
+
+function run(file: string, args: string[]): Promise<{ ok: boolean; output: string }> {
+  return new Promise((resolve) => {
+    execFile(file, args, { timeout: PROBE_TIMEOUT_MS }, (err, stdout, stderr) => {
+      resolve({ ok: !err, output: `${stdout}${stderr}`.trim() });
+    });
+  });
+}
