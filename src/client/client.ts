@@ -23,13 +23,14 @@ import { ConnectError, ConnectionClosedError, InitializeTimeoutError } from "./e
 import { ServerError, SpawnError } from "./errors.ts";
 import { NotificationHub } from "./notification_hub.ts";
 import type { ClientOptions, ClosedInfo, ExitedEvent, OutputEvent } from "./options.ts";
-import type { ProcessStartOptions, ServerNotification, SpawnStdioOptions } from "./options.ts";
+import type { ServerNotification, SpawnStdioOptions } from "./options.ts";
 import type { SshClientOptions, StdioClientOptions, WebSocketClientOptions } from "./options.ts";
 import { createProcessHandle, type ExecProcess, type SpawnedProcess } from "./process_handle.ts";
 import type { RunOptions, RunResult } from "./process_handle.ts";
 import { runProcess } from "./run.ts";
 import { DEFAULT_CWD, DEFAULT_ENV, processIdGenerator } from "./spawn_options.ts";
 import { resolveSpawnOptions, type SpawnOptions } from "./spawn_options.ts";
+import { startParams } from "./start_params.ts";
 import { ProtocolCalls } from "./protocol_calls.ts";
 import { remoteProcessOps } from "./remote_ops.ts";
 import { RemoteFileSystem } from "./remote_fs.ts";
@@ -334,16 +335,8 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
       remoteProcessOps(this, id, state),
     );
     this.#hub.register(id, sink, state);
-    const params: ProcessStartOptions = {
-      processId: id,
-      argv: o.argv,
-      cwd: o.cwd,
-      env: o.env,
-      tty: o.tty,
-    };
-    if (o.arg0 !== null) params.arg0 = o.arg0;
-    if (o.pipeStdin) params.pipeStdin = true;
-    if (o.size) params.size = o.size;
+    const session = (this.#opts as { resume?: boolean }).resume === true;
+    const params = startParams(id, o, session ? "codex" : "v0");
     try {
       await this.processStart(params);
     } catch (err) {

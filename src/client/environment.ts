@@ -11,10 +11,19 @@ import { LocalProcesses, type LocalProcessesOptions } from "./local_process.ts";
 import type { ExecProcess, SpawnedProcess } from "./process_handle.ts";
 import type { RunOptions, RunResult } from "./process_handle.ts";
 import { runProcess } from "./run.ts";
-import type { SpawnOptions } from "./spawn_options.ts";
+import type { SandboxOptions, SpawnOptions } from "./spawn_options.ts";
 
 /** Options of {@linkcode Environment.local}. */
 export interface LocalEnvironmentOptions extends LocalProcessesOptions, LocalFileSystemOptions {}
+
+/** Options of {@linkcode Environment.remote}. */
+export interface RemoteEnvironmentOptions {
+  /**
+   * The sandbox of processes started without a `sandbox` option (default
+   * none). Needs bubblewrap on the server's host.
+   */
+  sandbox?: SandboxOptions | null;
+}
 
 /**
  * Processes (`process`) and files (`fs`) of one machine. Local and remote
@@ -72,8 +81,8 @@ export class Environment {
    * processes it started but leaves the client open: whoever connected it
    * closes it.
    */
-  static remote(client: ExecServerClient): Environment {
-    const processes = new TrackedProcesses(client);
+  static remote(client: ExecServerClient, options: RemoteEnvironmentOptions = {}): Environment {
+    const processes = new TrackedProcesses(client, options.sandbox);
     return new Environment("remote", processes, client.fs, () => processes.close());
   }
 
@@ -86,14 +95,20 @@ export class Environment {
 /** Remembers the running processes started through it, to kill them on close. */
 class TrackedProcesses implements ExecProcess {
   #inner: ExecProcess;
+  #sandbox: SandboxOptions | null | undefined;
   #live = new Set<SpawnedProcess>();
 
-  constructor(inner: ExecProcess) {
+  constructor(inner: ExecProcess, sandbox?: SandboxOptions | null) {
     this.#inner = inner;
+    this.#sandbox = sandbox;
   }
 
   async spawn(options: SpawnOptions): Promise<SpawnedProcess> {
-    const p = await this.#inner.spawn(options);
+    const p = await this.#inner.spawn(
+      options.sandbox === undefined && this.#sandbox
+        ? { ...options, sandbox: this.#sandbox }
+        : options,
+    );
     this.#live.add(p);
     p.wait().finally(() => this.#live.delete(p)).catch(() => {});
     return p;

@@ -19,7 +19,7 @@ import type { SpawnedProcess } from "./process_handle.ts";
 import type { RunOptions, RunResult } from "./process_handle.ts";
 import { runProcess } from "./run.ts";
 import { DEFAULT_CWD, DEFAULT_ENV, processIdGenerator } from "./spawn_options.ts";
-import { resolveSpawnOptions, type SpawnOptions } from "./spawn_options.ts";
+import { resolveSpawnOptions, type SandboxOptions, type SpawnOptions } from "./spawn_options.ts";
 
 /** Options of {@linkcode LocalProcesses}. */
 export interface LocalProcessesOptions {
@@ -32,6 +32,11 @@ export interface LocalProcessesOptions {
    * streams are closed although a leftover grandchild holds them (default 250 ms).
    */
   exitDrainMs?: number;
+  /**
+   * The sandbox of processes started without a `sandbox` option (default
+   * none). Needs bubblewrap on this machine.
+   */
+  sandbox?: SandboxOptions | null;
 }
 
 interface Live {
@@ -71,6 +76,7 @@ export class LocalProcesses implements ExecProcess {
     const o = resolveSpawnOptions(options, {
       cwd: this.#opts.defaultCwd ?? DEFAULT_CWD,
       env: this.#opts.defaultEnv ?? DEFAULT_ENV,
+      sandbox: this.#opts.sandbox,
     });
     if (this.#closed) throw new SpawnError(o.argv, "the local environment is closed", undefined);
     const id = options.processId ?? this.#nextId();
@@ -83,7 +89,7 @@ export class LocalProcesses implements ExecProcess {
     let seq = 0;
     let proc: ControlledProcess;
     try {
-      proc = await startControlled(o, {
+      proc = await startControlled({ ...o, sandbox: o.sandboxPolicy }, {
         drainQuietMs: this.#opts.exitDrainMs ?? 250,
         // Node hands out Buffers; a plain view makes local and remote chunks alike.
         onOutput: (stream, data) =>
@@ -104,7 +110,12 @@ export class LocalProcesses implements ExecProcess {
     proc.finished.then((exit) => {
       live.running = false;
       this.#live.delete(id);
-      sink.exited({ exitCode: exit.exitCode, signal: exit.signal, durationMs: exit.durationMs });
+      sink.exited({
+        exitCode: exit.exitCode,
+        signal: exit.signal,
+        durationMs: exit.durationMs,
+        ...(exit.sandboxDenied === undefined ? {} : { sandboxDenied: exit.sandboxDenied }),
+      });
     });
     return handle;
   }

@@ -25,7 +25,11 @@ export type {
   ChildStderr,
   ConnectionLifetime,
 } from "./connect/child_server.ts";
-export { Environment, type LocalEnvironmentOptions } from "./environment.ts";
+export {
+  Environment,
+  type LocalEnvironmentOptions,
+  type RemoteEnvironmentOptions,
+} from "./environment.ts";
 export {
   ClientTimeoutError,
   ConnectError,
@@ -37,7 +41,13 @@ export {
   SpawnError,
 } from "./errors.ts";
 export { LocalProcesses, type LocalProcessesOptions } from "./local_process.ts";
-export { DEFAULT_CWD, DEFAULT_ENV, DEFAULT_PATH, type SpawnOptions } from "./spawn_options.ts";
+export {
+  DEFAULT_CWD,
+  DEFAULT_ENV,
+  DEFAULT_PATH,
+  type SandboxOptions,
+  type SpawnOptions,
+} from "./spawn_options.ts";
 export type { ExecProcess, OutputChunk, ProcessExit } from "./process_handle.ts";
 export type { RunOptions, RunResult, SpawnedProcess, TerminateOptions } from "./process_handle.ts";
 export { type FsCalls, RemoteFileSystem, toFileSystemError } from "./remote_fs.ts";

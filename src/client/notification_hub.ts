@@ -100,6 +100,7 @@ export class NotificationHub {
           exitCode: event.exitCode,
           signal: event.signal,
           durationMs: event.durationMs ?? 0,
+          ...(event.sandboxDenied === undefined ? {} : { sandboxDenied: event.sandboxDenied }),
         });
       }
       this.#emit(this.#exitedListeners, event, { kind: "exited", event });

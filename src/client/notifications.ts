@@ -31,5 +31,6 @@ export function toExitedEvent(params: unknown): ExitedEvent | undefined {
     durationMs: params.durationMs,
     startedAtMs: num(params.startedAtMs),
     exitedAtMs: num(params.exitedAtMs),
+    ...(typeof params.sandboxDenied === "boolean" ? { sandboxDenied: params.sandboxDenied } : {}),
   };
 }

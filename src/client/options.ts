@@ -102,6 +102,8 @@ export interface ExitedEvent {
   startedAtMs: number | undefined;
   /** Wall-clock exit, ms since the epoch, when reported. */
   exitedAtMs: number | undefined;
+  /** Sandboxed processes only: whether the sandbox caused the failure. */
+  sandboxDenied?: boolean;
 }
 
 /** One server notification, as yielded by `ExecServerClient.notifications`. */

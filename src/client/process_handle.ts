@@ -28,6 +28,12 @@ export interface ProcessExit {
   signal: string | null;
   /** Run time in ms (0 when the server did not report it). */
   durationMs: number;
+  /**
+   * Sandboxed processes only: whether the failure looks like the sandbox's
+   * doing (a denied write or connection); absent when the server does not
+   * report it (processes without a sandbox, in this project's dialect).
+   */
+  sandboxDenied?: boolean;
 }
 
 /** The output and exit of a finished process. */

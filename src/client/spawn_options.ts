@@ -5,7 +5,8 @@
  * @module
  */
 import { RpcError } from "../protocol/errors.ts";
-import type { TerminalSize } from "../protocol/methods.ts";
+import type { RestrictedSandboxParams, TerminalSize } from "../protocol/methods.ts";
+import type { SandboxPolicy } from "../protocol/sandbox_policy.ts";
 import { checkStartParams, checkTerminalSize } from "../protocol/spawn_rules.ts";
 
 /** The `PATH` a process gets when neither the call nor the owner names an environment. */
@@ -44,6 +45,35 @@ export interface SpawnOptions {
   arg0?: string | null;
   /** The id to use instead of a generated one; must be unique on the connection. */
   processId?: string;
+  /**
+   * Run inside a sandbox (bubblewrap, Linux): what the process may read and
+   * write and whether it reaches the network. Absent: the owner's default
+   * (usually none); `null`: none even when the owner has a default.
+   */
+  sandbox?: SandboxOptions | null;
+}
+
+/**
+ * A sandbox in a script writer's terms: absolute paths (or `file://` URIs).
+ * A path not listed is neither readable nor writable; the narrowest listed
+ * path containing a file decides for it.
+ *
+ * @example
+ * ```ts
+ * import type { SandboxOptions } from "./spawn_options.ts";
+ * // Read the machine, write only the workspace and /tmp, no network:
+ * const sandbox: SandboxOptions = { write: ["/srv/app", "/tmp"], network: false };
+ * ```
+ */
+export interface SandboxOptions {
+  /** Readable (and runnable) paths (default `["/"]`, the whole machine). */
+  read?: string[];
+  /** Writable paths, readable too (default none). */
+  write?: string[];
+  /** Neither readable nor writable, even inside a listed path (e.g. a secrets directory). */
+  deny?: string[];
+  /** Reach the network (default false: only a private loopback). */
+  network?: boolean;
 }
 
 /** Defaults an owner (client or local environment) fills in. */
@@ -52,6 +82,8 @@ export interface SpawnDefaults {
   cwd: string;
   /** Used when {@linkcode SpawnOptions.env} is absent. */
   env: Readonly<Record<string, string>>;
+  /** Used when {@linkcode SpawnOptions.sandbox} is absent. */
+  sandbox?: SandboxOptions | null;
 }
 
 /** {@linkcode SpawnOptions} with every default applied and every field checked. */
@@ -70,6 +102,10 @@ export interface ResolvedSpawnOptions {
   size: TerminalSize | undefined;
   /** The `argv[0]` override, or null. */
   arg0: string | null;
+  /** The sandbox as sent on the wire, or null for none. */
+  sandbox: RestrictedSandboxParams | null;
+  /** The permission set it stands for, or null. */
+  sandboxPolicy: SandboxPolicy | null;
 }
 
 /**
@@ -78,13 +114,16 @@ export interface ResolvedSpawnOptions {
  * remote processes (a `TypeError` with the server's message) before
  * anything is started.
  *
- * @throws {TypeError} for an empty argv, a relative cwd, a bad env entry or size
+ * @throws {TypeError} for an empty argv, a relative cwd, a bad env entry,
+ * size or sandbox path
  */
 export function resolveSpawnOptions(
   opts: SpawnOptions,
   defaults: SpawnDefaults,
 ): ResolvedSpawnOptions {
   const env = { ...(opts.env ?? defaults.env) };
+  const chosen = opts.sandbox === undefined ? defaults.sandbox : opts.sandbox;
+  const sandbox: RestrictedSandboxParams | null = chosen ? { ...chosen, mode: "restricted" } : null;
   const p = asTypeError(() =>
     checkStartParams({
       processId: "-",
@@ -95,6 +134,7 @@ export function resolveSpawnOptions(
       arg0: opts.arg0,
       pipeStdin: opts.pipeStdin,
       size: opts.size,
+      sandbox,
     })
   );
   return {
@@ -105,6 +145,8 @@ export function resolveSpawnOptions(
     pipeStdin: p.pipeStdin ?? false,
     size: p.size,
     arg0: p.arg0 ?? null,
+    sandbox,
+    sandboxPolicy: p.sandbox ?? null,
   };
 }
 
