@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   codexBinary,
@@ -25,6 +25,7 @@ import {
 import { DIST_BINARY, ensureBinary } from "./binary_fixture.ts";
 import { serverCommand } from "./harness.ts";
 import { sshdMissingReason, startSshd } from "./ssh_fixture.ts";
+import { bwrapMissing } from "./sandbox_fixture.ts";
 import { shellQuote } from "../mod.ts";
 import type { WsServer } from "./ws_fixture.ts";
 
@@ -37,11 +38,11 @@ if (!codex) {
 }
 
 /** Run `steps` through the CLI against `env`; returns the model's view and the run. */
-async function drive(steps: Step[], env: EnvironmentEntry, cwd: string) {
+async function drive(steps: Step[], env: EnvironmentEntry, cwd: string, sandbox?: string) {
   const model = await new MockModel(steps).start();
   const home = await codexHome(model, env);
   try {
-    const run = await runCodex(home, cwd, "do the task");
+    const run = await runCodex(home, cwd, "do the task", sandbox);
     return { run, outputs: model.toolOutputs(), model };
   } finally {
     await model.close();
@@ -265,6 +266,67 @@ for (const [build, command] of builds) {
         }
       } finally {
         await cleanup();
+      }
+    },
+  });
+}
+
+for (const [build, command] of builds) {
+  Deno.test({
+    name: `codex CLI -s workspace-write (${build}): writes inside land, writes outside are refused`,
+    ignore: !codex || bwrapMissing(),
+    sanitizeResources: false,
+    fn: async () => {
+      const [server, token, stop] = await tokenServer(command());
+      const relay = await new Relay(server.url, { Authorization: `Bearer ${token}` }).start();
+      // Away from /tmp, which workspace-write makes writable.
+      const dir = await mkdtemp("/var/tmp/codex-ws-");
+      const outside = await mkdtemp("/var/tmp/codex-outside-");
+      try {
+        await mkdir(join(dir, ".git"));
+        const { run, outputs } = await drive(
+          [
+            { call: "exec_command", args: { cmd: "echo inside > inside.txt; echo wrote-inside" } },
+            { call: "exec_command", args: { cmd: `echo outside > ${outside}/outside.txt` } },
+            {
+              call: "exec_command",
+              args: {
+                cmd:
+                  "apply_patch <<'P'\n*** Begin Patch\n*** Add File: patched.txt\n+p\n*** End Patch\nP",
+              },
+            },
+            { call: "exec_command", args: { cmd: "echo git > .git/config" } },
+            { say: "done" },
+          ],
+          { url: relay.url, token },
+          dir,
+          "workspace-write",
+        );
+        assert.equal(run.code, 0, run.output);
+        assert.equal(await readFile(join(dir, "inside.txt"), "utf8"), "inside\n");
+        assert.match(outputs.get("call_1")!, /wrote-inside/);
+        assert.equal(existsSync(join(outside, "outside.txt")), false, "a write escaped");
+        assert.match(outputs.get("call_2")!, /Read-only file system/);
+        assert.equal(await readFile(join(dir, "patched.txt"), "utf8"), "p\n");
+        assert.equal(existsSync(join(dir, ".git/config")), false, ".git was writable");
+        // Through this server, sandboxed, and said so.
+        const starts = relay.seen("process/start");
+        assert.ok(starts.length >= 3 && starts.every((m) => m.params.sandbox !== null));
+        const answers = relay.traffic.filter((t) =>
+          t.from === "server" && t.msg.result?.sandboxType
+        );
+        assert.ok(answers.every((t) => t.msg.result.sandboxType === "linuxSeccomp"));
+        const exits = relay.seen("process/exited").map((m) => m.params.sandboxDenied);
+        assert.deepEqual(exits.filter((d) => d).length, 2, JSON.stringify(exits));
+        assert.ok(
+          relay.seen("fs/writeFile").some((m) => m.params.sandbox),
+          "apply_patch unsandboxed",
+        );
+      } finally {
+        await relay.close();
+        await rm(dir, { recursive: true, force: true });
+        await rm(outside, { recursive: true, force: true });
+        await stop();
       }
     },
   });
