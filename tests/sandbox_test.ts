@@ -162,7 +162,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "sandbox: PTY echo, resize, interrupt and EOF work inside",
+  name: "sandbox: PTY echo, resize, interrupt (signal and typed ^C) and EOF work inside",
   ignore: bwrapMissing(),
   fn: async () => {
     const box = await sandboxBox();
@@ -187,6 +187,13 @@ Deno.test({
       const exited = (await s.waitExited("t")).params;
       assert.match(s.outputText("t"), /got-INT/);
       assert.equal(exited.exitCode, 7);
+      // A typed ^C reaches the command, not bubblewrap's monitor: the trap decides the status.
+      const typed = "trap 'echo typed-INT; exit 9' INT; echo ready; while :; do sleep 0.05; done";
+      await s.start("c", ["bash", "-c", typed], { tty: true, sandbox, cwd: box.ws });
+      await s.waitFor(() => s.outputText("c").includes("ready"), 10_000, "ready");
+      await s.call("process/write", { processId: "c", chunk: b64("\x03") });
+      assert.deepEqual((await s.waitExited("c")).params.exitCode, 9);
+      assert.match(s.outputText("c"), /typed-INT/);
       // EOF on a terminal and on a pipe.
       await s.start("eof", ["cat"], { tty: true, sandbox, cwd: box.ws });
       await s.call("process/write", { processId: "eof", chunk: b64("typed\n") });

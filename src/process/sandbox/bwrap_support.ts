@@ -21,6 +21,12 @@ export type BwrapSupport =
     version: string;
     /** Whether it accepts `--argv0` (bubblewrap 0.9 and later). */
     argv0: boolean;
+    /**
+     * An `env` that takes `--default-signal` (GNU coreutils 8.31 and later),
+     * which a terminal's sandbox needs to keep ^C for the command (see
+     * launch.ts); undefined where there is none.
+     */
+    envWithDefaultSignal?: string;
   }
   | {
     /** Sandboxed processes are refused. */
@@ -91,7 +97,15 @@ async function probe(searchPath: string): Promise<BwrapSupport> {
   }
   const version = (await run(path, ["--version"])).output.replace(/^bubblewrap\s*/, "");
   const help = await run(path, ["--help"]);
-  return { available: true, path, version, argv0: help.output.includes("--argv0") };
+  const env = await findExecutable("env", searchPath);
+  const resets = env && (await run(env, ["--default-signal=INT", "true"])).ok;
+  return {
+    available: true,
+    path,
+    version,
+    argv0: help.output.includes("--argv0"),
+    ...(resets ? { envWithDefaultSignal: env } : {}),
+  };
 }
 
 async function findExecutable(name: string, searchPath: string): Promise<string | undefined> {

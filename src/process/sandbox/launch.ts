@@ -70,8 +70,31 @@ export async function sandboxArgv(
     }
   }
   const args = bwrapArgs({ mounts, network: policy.network, tty: command.tty, cwd, argv0: arg0 });
-  return [support.path, ...args, "--", ...argv];
+  const resetter = support.envWithDefaultSignal;
+  const usable = resetter !== undefined && !argv[0].includes("=") &&
+    accessAt(real, await realpath(resetter)) !== "deny";
+  if (!command.tty || !usable) {
+    return [support.path, ...args, "--", ...argv];
+  }
+  // On a terminal, bubblewrap's monitor is in the foreground group with the
+  // command: a typed ^C would kill it, and --die-with-parent the command
+  // before its handlers ran. So the monitor ignores the terminal's signals
+  // and the command gets them back by default (ignoring survives exec).
+  return [
+    "/bin/sh",
+    "-c",
+    `trap '' ${TERMINAL_SIGNALS.join(" ")}; exec "$0" "$@"`,
+    support.path,
+    ...args,
+    "--",
+    resetter,
+    `--default-signal=${TERMINAL_SIGNALS.join(",")}`,
+    ...argv,
+  ];
 }
+
+/** The signals a terminal sends its foreground group on ^C, ^\ and ^Z. */
+const TERMINAL_SIGNALS = ["INT", "QUIT", "TSTP"];
 
 /**
  * The rules with their paths resolved (a rule on a symlink applies where
