@@ -10,7 +10,12 @@
  * @module
  */
 import process from "node:process";
-import { main } from "./src/cli/main.ts";
+import { bwrapSupport } from "./src/process/sandbox/bwrap_support.ts";
 
-const code = await main(process.argv.slice(2));
+const args = process.argv.slice(2);
+// Whether sandboxes can run here takes a few short bubblewrap runs; they
+// go on while the server loads, so the first initialize need not wait.
+if (!args.some((a) => /^(-h|-V|--help|--version)$/.test(a))) void bwrapSupport();
+const { main } = await import("./src/cli/main.ts");
+const code = await main(args);
 process.exit(code);

@@ -5,7 +5,7 @@
  * the network, `sandboxDenied`, and no process left behind.
  */
 import assert from "node:assert/strict";
-import { lstat, readFile } from "node:fs/promises";
+import { chmod, lstat, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { b64, eventually, type Msg, nodeServerCommand, TestServer, unb64 } from "./harness.ts";
@@ -267,6 +267,33 @@ Deno.test({
     assert.equal(plain.error, undefined);
     assert.equal((await s.waitExited("plain")).params.exitCode, 0);
     assert.equal(s.outputText("plain"), "fine\n");
+  },
+});
+
+Deno.test({
+  name: "sandbox: a bwrap that cannot create namespaces is refused with the reason",
+  ignore: bwrapMissing(),
+  fn: async () => {
+    // What bubblewrap says where user namespaces are forbidden.
+    const dir = await mkdtemp("/var/tmp/exec-server-fake-bwrap-");
+    const fake = join(dir, "bwrap");
+    await writeFile(
+      fake,
+      '#!/bin/sh\n[ "$1" = --version ] && { echo "bubblewrap 0.8.0"; exit 0; }\n' +
+        'echo "bwrap: No permissions to create new namespace" >&2; exit 1\n',
+    );
+    await chmod(fake, 0o755);
+    try {
+      await using s = await TestServer.start([], { env: { PATH: `${dir}:/usr/bin:/bin` } });
+      const caps = initializeResult(s).capabilities.sandbox;
+      assert.equal(caps.available, false);
+      assert.match(caps.reason, /cannot create a sandbox here: bwrap: No permissions .*namespaces/);
+      const refused = await s.start("sb", ["true"], { sandbox: { mode: "restricted" } });
+      assert.equal(refused.error?.data?.kind, "sandboxUnavailable");
+      assert.match(refused.error.message, /No permissions to create new namespace/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   },
 });
 

@@ -71,42 +71,42 @@ async function probe(searchPath: string): Promise<BwrapSupport> {
         "install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)",
     };
   }
-  const trial = await run(path, [
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
-    "--unshare-pid",
-    "--unshare-ipc",
-    "--unshare-net",
-    "--die-with-parent",
-    "--new-session",
-    "--",
-    "true",
-  ]);
-  if (!trial.ok) {
+  const env = await findExecutable("env", searchPath);
+  const found = await run("/bin/sh", ["-c", PROBE_SCRIPT, path, env ?? ""]);
+  const line = (key: string) =>
+    found.output.split("\n").find((l) => l.startsWith(`${key}: `))?.slice(key.length + 2);
+  const trial = line("trial") ?? found.output;
+  if (trial !== "ok") {
     return {
       available: false,
-      reason: `${path} cannot create a sandbox here: ${trial.output || "no output"}; ` +
+      reason: `${path} cannot create a sandbox here: ${trial || "no output"}; ` +
         "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, " +
         "or kernel.apparmor_restrict_unprivileged_userns=0) or run the server where they are allowed",
     };
   }
-  const version = (await run(path, ["--version"])).output.replace(/^bubblewrap\s*/, "");
-  const help = await run(path, ["--help"]);
-  const env = await findExecutable("env", searchPath);
-  const resets = env && (await run(env, ["--default-signal=INT", "true"])).ok;
   return {
     available: true,
     path,
-    version,
-    argv0: help.output.includes("--argv0"),
-    ...(resets ? { envWithDefaultSignal: env } : {}),
+    version: (line("version") ?? "").replace(/^bubblewrap\s*/, ""),
+    argv0: line("argv0") === "yes",
+    ...(env && line("env") === "ok" ? { envWithDefaultSignal: env } : {}),
   };
 }
+
+/**
+ * Everything the probe asks, in one shell: each spawn from the server
+ * blocks its event loop for a few ms, the shell's own do not. `$0` is
+ * bwrap, `$1` an `env` (or empty).
+ */
+const PROBE_SCRIPT = [
+  `echo "version: $("$0" --version 2>&1)"`,
+  `"$0" --help 2>&1 | grep -q -e --argv0 && echo "argv0: yes"`,
+  `if out=$("$0" --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-ipc ` +
+  `--unshare-net --die-with-parent --new-session -- true 2>&1); then echo "trial: ok"; ` +
+  `else echo "trial: $(echo "$out" | tr '\n' ' ')"; fi`,
+  `[ -n "$1" ] && "$1" --default-signal=INT true 2>/dev/null && echo "env: ok"`,
+  "true",
+].join("\n");
 
 async function findExecutable(name: string, searchPath: string): Promise<string | undefined> {
   for (const dir of searchPath.split(":")) {
