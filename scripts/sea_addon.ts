@@ -15,6 +15,7 @@
 import type { Buffer } from "node:buffer";
 import { createHash, randomBytes } from "node:crypto";
 import {
+  chmodSync,
   closeSync,
   fsyncSync,
   lstatSync,
@@ -32,6 +33,9 @@ import process from "node:process";
 
 /** The file name of the addon inside its directory. */
 export const ADDON_FILE_NAME = "pty.node";
+
+/** node-pty's helper on macOS, which its addon runs by path to start each terminal. */
+export const HELPER_FILE_NAME = "spawn-helper";
 
 /** Where to look for a home and a temporary directory (all injectable for tests). */
 export interface AddonPlaceOptions {
@@ -124,7 +128,12 @@ function writeAtomically(path: string, bytes: Uint8Array): void {
  * @throws when the directory cannot be created, is not private to `uid`, or
  * the file cannot be written
  */
-export function cacheAddon(bytes: Uint8Array, sha256: string, opts: AddonPlaceOptions): string {
+export function cacheAddon(
+  bytes: Uint8Array,
+  sha256: string,
+  opts: AddonPlaceOptions,
+  extras: AddonExtra[] = [],
+): string {
   const dir = addonCacheDir(sha256, opts);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const st = lstatSync(dir);
@@ -143,7 +152,33 @@ export function cacheAddon(bytes: Uint8Array, sha256: string, opts: AddonPlaceOp
     existing = undefined;
   }
   if (existing === undefined || addonChecksum(existing) !== sha256) writeAtomically(path, bytes);
+  placeExtras(dir, extras);
   return path;
+}
+
+/** A file that must sit beside the addon (macOS: node-pty's `spawn-helper`). */
+export interface AddonExtra {
+  /** Its file name. */
+  name: string;
+  /** Its bytes. */
+  bytes: Uint8Array;
+  /** Its mode, e.g. 0o700 for an executable. */
+  mode: number;
+}
+
+/** Write each extra beside the addon unless an identical one is there. */
+function placeExtras(dir: string, extras: AddonExtra[]): void {
+  for (const extra of extras) {
+    const path = join(dir, extra.name);
+    let same = false;
+    try {
+      same = addonChecksum(readFileSync(path)) === addonChecksum(extra.bytes);
+    } catch {
+      same = false;
+    }
+    if (!same) writeAtomically(path, extra.bytes);
+    chmodSync(path, extra.mode);
+  }
 }
 
 /**
@@ -157,12 +192,13 @@ export function loadEmbeddedAddon<T>(
   bytes: Uint8Array,
   opts: AddonPlaceOptions,
   load: (path: string) => T,
+  extras: AddonExtra[] = [],
 ): T {
   const sha256 = addonChecksum(bytes);
   const attempts: AddonAttempt[] = [];
   let cachePath = join(addonCacheDir(sha256, opts), ADDON_FILE_NAME);
   try {
-    cachePath = cacheAddon(bytes, sha256, opts);
+    cachePath = cacheAddon(bytes, sha256, opts, extras);
     return load(cachePath);
   } catch (error) {
     attempts.push({ path: cachePath, error });
@@ -173,11 +209,13 @@ export function loadEmbeddedAddon<T>(
     dir = mkdtempSync(join(opts.tmp, "exec-server-"));
     tmpPath = join(dir, ADDON_FILE_NAME);
     writeAtomically(tmpPath, bytes);
+    placeExtras(dir, extras);
     return load(tmpPath);
   } catch (error) {
     attempts.push({ path: tmpPath, error });
   } finally {
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    // Extras are run later (spawn-helper, at every PTY start): they stay.
+    if (dir !== undefined && extras.length === 0) rmSync(dir, { recursive: true, force: true });
   }
   throw new AddonExtractionError(attempts);
 }

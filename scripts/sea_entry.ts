@@ -12,11 +12,18 @@
  */
 import { createRequire } from "node:module";
 import { homedir, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import process from "node:process";
 import { main } from "../src/cli/main.ts";
 import { type NativePty, PtyUnavailableError } from "../src/process/pty_native.ts";
 import { VERSION } from "../src/version.ts";
-import { ADDON_FILE_NAME, AddonExtractionError, loadEmbeddedAddon } from "./sea_addon.ts";
+import {
+  ADDON_FILE_NAME,
+  type AddonExtra,
+  AddonExtractionError,
+  HELPER_FILE_NAME,
+  loadEmbeddedAddon,
+} from "./sea_addon.ts";
 
 /** The part of `node:sea` used here (Node >= 20.12). */
 interface SeaApi {
@@ -28,9 +35,23 @@ interface SeaApi {
 // so the path createRequire is anchored at does not matter.
 const sea = createRequire(process.execPath)("node:sea") as SeaApi;
 
+/** node-pty's `spawn-helper` when the build embedded one (macOS), else none. */
+function helperExtras(): AddonExtra[] {
+  try {
+    return [{
+      name: HELPER_FILE_NAME,
+      bytes: new Uint8Array(sea.getRawAsset(HELPER_FILE_NAME)),
+      mode: 0o700,
+    }];
+  } catch {
+    return [];
+  }
+}
+
 function loadPtyAddon(): NativePty {
   // getRawAsset avoids a copy; the bytes are only read, never written.
   const bytes = new Uint8Array(sea.getRawAsset(ADDON_FILE_NAME));
+  const extras = helperExtras();
   let home: string;
   try {
     home = homedir();
@@ -48,8 +69,10 @@ function loadPtyAddon(): NativePty {
     }, (path) => {
       const mod = { exports: {} as unknown };
       process.dlopen(mod, path);
-      return mod.exports as NativePty;
-    });
+      const native = mod.exports as NativePty;
+      if (extras.length > 0) native.helperPath = join(dirname(path), HELPER_FILE_NAME);
+      return native;
+    }, extras);
   } catch (err) {
     if (err instanceof AddonExtractionError) {
       // PtyUnavailableError names the paths; the cause keeps only the reasons.

@@ -30,3 +30,37 @@ export function ensureBinary(): Promise<void> {
   });
   return building;
 }
+
+/** A cross-built binary's path: `dist/exec-server-<target>`. */
+export function targetBinary(target: string): string {
+  return join(ROOT, `dist/exec-server-${target}`);
+}
+
+const targetBuilds = new Map<string, Promise<void>>();
+
+/** Build `dist/exec-server-<target>` unless it is fresh (see {@linkcode ensureBinary}). */
+export function ensureTargetBinary(target: string): Promise<void> {
+  let build = targetBuilds.get(target);
+  if (!build) {
+    build = new Promise((resolve, reject) => {
+      execFile(
+        process.execPath,
+        [
+          "run",
+          "--allow-all",
+          join(ROOT, "scripts/build_binary.ts"),
+          "--target",
+          target,
+          "--if-stale",
+        ],
+        { cwd: ROOT, maxBuffer: 16 << 20 },
+        (err, _stdout, stderr) =>
+          err
+            ? reject(new Error(`build_binary --target ${target} failed: ${err.message}\n${stderr}`))
+            : resolve(),
+      );
+    });
+    targetBuilds.set(target, build);
+  }
+  return build;
+}

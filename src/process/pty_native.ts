@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -38,6 +39,11 @@ export interface NativePty {
     onExit: (code: number, signal: number) => void,
   ): NativePtyFork;
   resize(fd: number, cols: number, rows: number): void;
+  /**
+   * macOS: node-pty's `spawn-helper`, which `fork` runs to start each
+   * terminal (set by the loader, not the addon). Linux needs none.
+   */
+  helperPath?: string;
 }
 
 /** Thrown when node-pty's addon cannot be found or loaded. */
@@ -94,7 +100,10 @@ export function loadNativePty(): NativePty {
       const path = join(root, rel);
       tried.push(path);
       try {
-        cached = require(path) as NativePty;
+        const native = require(path) as NativePty;
+        const helper = join(dirname(path), "spawn-helper");
+        if (process.platform === "darwin" && existsSync(helper)) native.helperPath = helper;
+        cached = native;
         return cached;
       } catch (err) {
         lastError = err;

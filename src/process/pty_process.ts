@@ -74,7 +74,7 @@ export async function spawnPtyProcess(req: SpawnRequest): Promise<ProcessHandle>
     -1,
     -1,
     false,
-    "",
+    native.helperPath ?? "",
     (code, signal) => ref.proc?.exited(code, signal),
   );
   ref.proc = new PtyProcess(forked.fd, forked.pid, forked.pty, native, req);
