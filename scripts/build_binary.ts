@@ -183,8 +183,10 @@ export async function buildBinary(opts: BuildOptions = {}): Promise<BuildResult>
     );
     const checked = await checkBuilt(tmp, target);
     writeFileSync(`${tmp}.gz`, gzipSync(readFileSync(tmp), { level: 9 }));
-    renameSync(`${tmp}.gz`, `${out}.gz`);
+    // The binary first: an old .gz is then older than it, which the ssh
+    // bootstrap takes as stale and ignores.
     renameSync(tmp, out);
+    renameSync(`${tmp}.gz`, `${out}.gz`);
     writeFileSync(stamp, `${digest}\n`);
     return {
       path: out,

@@ -219,21 +219,23 @@ Deno.test("bootstrap: the platform is read from ELF and Mach-O headers", () => {
 });
 
 Deno.test("bootstrap: the script is POSIX sh, and the remote command is one plain line", () => {
-  const base = {
-    marker: "exec-server-bootstrap:abc",
-    sha256: "0".repeat(64),
-    size: 123,
-    dirName: "0.1.0-0000000000000000",
-    tag: "t1",
-  };
+  const candidate = { sha256: "0".repeat(64), size: 123, dirName: "0.1.0-0000000000000000" };
+  const base = { marker: "exec-server-bootstrap:abc", tag: "t1", candidates: [candidate] };
   const variants = [
     bootstrapScript(base),
     bootstrapScript({
       ...base,
       remoteDir: "~/my cache",
-      platforms: [{ os: "Linux", arch: "arm" }],
+      candidates: [{ ...candidate, platforms: [{ os: "Linux", arch: "arm" }] }],
     }),
     bootstrapScript({ ...base, remoteDir: "/opt/it's" }),
+    bootstrapScript({
+      ...base,
+      candidates: [
+        { ...candidate, platforms: [{ os: "Linux", arch: "aarch64" }] },
+        { ...candidate, size: 7, platforms: [{ os: "Darwin", arch: "x86_64" }] },
+      ],
+    }),
   ];
   for (const script of variants) {
     for (const shell of [["dash", "-n"], ["bash", "--posix", "-n"]]) {
@@ -246,6 +248,9 @@ Deno.test("bootstrap: the script is POSIX sh, and the remote command is one plai
   assert.match(variants[1], /pick "\$HOME"\/'my cache' shared/);
   assert.match(variants[1], /Linux\/arm\|Linux\/armv6l\|Linux\/armv7l\|Linux\/armv8l\)/);
   assert.doesNotMatch(variants[0], /uname/, "no platform check when the binary runs anywhere");
+  assert.match(variants[3], /\nLinux\/aarch64\|Linux\/arm64\) i=0; .* size=123; /);
+  assert.match(variants[3], /\nDarwin\/x86_64\|Darwin\/amd64\) i=1; .* size=7; /);
+  assert.match(variants[3], /\n\*\) say error platform "\$os\/\$arch"; exit 90 ;;\nesac\n/);
   assert.throws(() => bootstrapScript({ ...base, remoteDir: "relative/dir" }), TypeError);
 
   const command = bootstrapRemoteCommand(4321);
@@ -427,13 +432,15 @@ Deno.test("bootstrap: timeoutMs starts once the remote has received the whole up
     // writing at once, while the remote is slow to take it, like the tail
     // of an upload over a slow link.
     const binary = await standIn(s.dir, "server", 20_000);
-    const size = (await stat(binary)).size;
     const realHead = spawnSync("sh", ["-c", "command -v head"], { encoding: "utf8" }).stdout.trim();
     const slow = join(s.dir, "slow-bin");
     await mkdir(slow);
+    // The first head reads the script, the second the (compressed) upload:
+    // that one is slow to start.
+    const seen = join(s.dir, "head-seen");
     await writeFile(
       join(slow, "head"),
-      `#!/bin/sh\n[ "$2" = ${size} ] && sleep 3\nexec ${realHead} "$@"\n`,
+      `#!/bin/sh\nif [ -e ${seen} ]; then sleep 3; else : > ${seen}; fi\nexec ${realHead} "$@"\n`,
       { mode: 0o755 },
     );
     const ssh = await fakeSsh(s.dir, { HOME: `${s.dir}/home`, PATH: `${slow}:/usr/bin:/bin` });
@@ -677,10 +684,15 @@ Deno.test({
 
       // (1) Nothing cached: the binary is uploaded, verified and run.
       const first = await session();
+      const wireBytes = first[0].kind === "upload" ? first[0].wireBytes : -1;
       assert.deepEqual(first[0], {
         kind: "upload",
         remotePath,
-        totalBytes: (await stat(binary)).size,
+        target: process.arch === "arm64" ? "linux-arm64" : "linux-x64",
+        encoding: "gzip",
+        wireBytes,
+        binaryBytes: (await stat(binary)).size,
+        totalBytes: wireBytes,
       });
       assert.ok(first.some((e) => e.kind === "progress"));
       assert.deepEqual(readyEvent(first), { remotePath, uploaded: true });

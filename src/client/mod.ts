@@ -56,8 +56,10 @@ export * from "../fs/types.ts";
 export { shellQuote, sshCommandLine, type SshCommandOptions } from "./ssh.ts";
 export {
   type BinaryPlatform,
+  type BinaryTarget,
   BootstrapError,
   type BootstrapEvent,
   type BootstrapFailure,
   type SshBootstrapOptions,
+  type UploadEncoding,
 } from "./ssh_bootstrap.ts";

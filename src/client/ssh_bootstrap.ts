@@ -1,23 +1,30 @@
 /**
- * Bootstrap for `connectSsh`: make sure the remote host runs exactly the
- * local `exec-server` binary, uploading it through the same ssh connection
- * when its cache lacks it.
+ * Bootstrap for `connectSsh`: make sure the remote host runs exactly one
+ * of the local `exec-server` binaries (the one built for its platform),
+ * uploading it, compressed, through the same ssh connection when its cache
+ * lacks it.
  *
  * One ssh invocation does everything. The remote command is a fixed
  * one-liner, `exec sh -c 'eval "$(head -c N)"' exec-server-bootstrap ARGS`,
  * which reads an N-byte POSIX `sh` script from stdin (so the login shell
- * only ever parses that line, whatever shell it is). The script checks the
- * platform, picks a cache directory and either `exec`s the cached binary
- * or asks for it, reads exactly `size` bytes from stdin into a temp file,
+ * only ever parses that line, whatever shell it is). The script carries
+ * every binary on offer (platform, sha256, size, cache directory name),
+ * picks the one its `uname` matches, picks a cache directory and either
+ * `exec`s the cached binary or asks for it, saying whether it can unpack
+ * gzip. The client answers with a header line (encoding and byte count)
+ * and exactly that many bytes; the remote unpacks them into a temp file,
  * says it has them, verifies, `chmod 700`s and renames it into place, then
- * `exec`s it. Either way ssh's stdio becomes the server's stdio. The script
- * speaks to the client in lines on stdout that start with a per-connection
- * marker; the client starts JSON-RPC only after the `ready` line.
+ * `exec`s it. Either way ssh's stdio becomes the server's stdio. The
+ * script speaks to the client in lines on stdout that start with a
+ * per-connection marker; the client starts JSON-RPC only after the `ready`
+ * line.
  *
  * This file starts the ssh child and is the bootstrap's public face; the
  * parts live in `ssh_bootstrap/`: the error, the options, platform
- * detection, the local binary's hash cache, the script, the conversation
- * with it and the reader of its lines.
+ * detection, the binaries on offer, the local binary's hash cache, what an
+ * upload sends (and its compression), the script, the conversation with
+ * it, the messages for its failures, the reader of its lines and the
+ * progress line.
  *
  * @module
  */
@@ -30,21 +37,32 @@ import {
 } from "./connect/child_server.ts";
 import { ConnectionClosedError } from "./errors.ts";
 import { sshCommandLine, type SshCommandOptions } from "./ssh.ts";
-import { describeLocalBinary, type LocalBinary } from "./ssh_bootstrap/cache.ts";
+import { resolveCandidates } from "./ssh_bootstrap/candidates.ts";
 import { BootstrapSession } from "./ssh_bootstrap/conversation.ts";
 import { BootstrapError } from "./ssh_bootstrap/errors.ts";
 import type { SshBootstrapOptions } from "./ssh_bootstrap/options.ts";
-import type { BinaryPlatform } from "./ssh_bootstrap/platform.ts";
 import { bootstrapRemoteCommand, bootstrapScript } from "./ssh_bootstrap/script.ts";
 
 export { BootstrapError, type BootstrapFailure } from "./ssh_bootstrap/errors.ts";
-export type { BootstrapEvent, SshBootstrapOptions } from "./ssh_bootstrap/options.ts";
-export { type BinaryPlatform, detectBinaryPlatforms } from "./ssh_bootstrap/platform.ts";
+export type {
+  BinaryTarget,
+  BootstrapEvent,
+  SshBootstrapOptions,
+  UploadEncoding,
+} from "./ssh_bootstrap/options.ts";
+export {
+  type BinaryPlatform,
+  detectBinaryPlatforms,
+  TARGET_PLATFORMS,
+  targetOfPlatform,
+} from "./ssh_bootstrap/platform.ts";
 export { describeLocalBinary, type LocalBinary } from "./ssh_bootstrap/cache.ts";
+export { type Candidate, resolveCandidates } from "./ssh_bootstrap/candidates.ts";
 export {
   bootstrapRemoteCommand,
   bootstrapScript,
   type BootstrapScriptParams,
+  type ScriptCandidate,
 } from "./ssh_bootstrap/script.ts";
 
 /** Options of {@linkcode startBootstrappedSsh}. */
@@ -57,6 +75,8 @@ export interface BootstrappedSshOptions extends SshCommandOptions, ChildServerOp
 export interface BootstrappedServer extends ChildServer {
   /** The binary's path on the remote. */
   remotePath: string;
+  /** The target of the binary the remote chose (see `BootstrapEvent`). */
+  target: string;
   /** Whether this connection uploaded it (false: the cached copy was valid). */
   uploaded: boolean;
   /**
@@ -96,22 +116,24 @@ export async function startBootstrappedSsh(
   if (!/^[\w.+-]+$/.test(version)) {
     throw new TypeError(`bootstrap.version must be a plain word, got ${JSON.stringify(version)}`);
   }
-  const { local, platforms } = await readLocalBinary(destination, boot);
+  const candidates = await resolveCandidates(destination, boot);
   const marker = `exec-server-bootstrap:${randomBytes(9).toString("hex")}`;
   const script = encoder.encode(bootstrapScript({
     marker,
-    sha256: local.sha256,
-    size: local.size,
-    dirName: `${version}-${local.sha256.slice(0, 16)}`,
     tag: randomBytes(6).toString("hex"),
     remoteDir: boot.remoteDir,
-    platforms,
+    candidates: candidates.map(({ binary, platforms }) => ({
+      sha256: binary.sha256,
+      size: binary.size,
+      dirName: `${version}-${binary.sha256.slice(0, 16)}`,
+      platforms,
+    })),
   }));
   const [command, args] = sshCommandLine(destination, {
     ...opts,
     binary: bootstrapRemoteCommand(script.byteLength),
   });
-  const session = new BootstrapSession(destination, local, marker, boot, platforms);
+  const session = new BootstrapSession(destination, candidates, marker, boot);
   const child = await startChildServer(
     command,
     args,
@@ -122,6 +144,7 @@ export async function startBootstrappedSsh(
   return {
     ...child,
     remotePath,
+    target: session.target!,
     uploaded: session.uploaded,
     startFailure: (err) =>
       err instanceof ConnectionClosedError
@@ -131,42 +154,4 @@ export async function startBootstrappedSsh(
         })
         : err,
   };
-}
-
-/**
- * The local binary, and the platforms the remote must be one of (undefined:
- * any). Failing here, before ssh starts, spares a connection that could
- * only end in an error.
- */
-async function readLocalBinary(
-  destination: string,
-  boot: SshBootstrapOptions,
-): Promise<{ local: LocalBinary; platforms: BinaryPlatform[] | undefined }> {
-  let local: LocalBinary;
-  try {
-    local = await describeLocalBinary(boot.localBinary);
-  } catch (err) {
-    throw new BootstrapError(
-      destination,
-      "local",
-      `cannot read ${boot.localBinary}: ${err instanceof Error ? err.message : err}`,
-      { cause: err },
-    );
-  }
-  const platforms = boot.platform === "any"
-    ? undefined
-    : boot.platform !== undefined
-    ? [boot.platform]
-    : local.platforms === "any"
-    ? undefined
-    : local.platforms;
-  if (boot.platform === undefined && local.platforms === undefined) {
-    throw new BootstrapError(
-      destination,
-      "local",
-      `cannot tell which platform ${local.path} is built for (not ELF, Mach-O or a #! script); ` +
-        `pass bootstrap.platform`,
-    );
-  }
-  return { local, platforms };
 }

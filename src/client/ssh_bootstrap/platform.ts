@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { BinaryTarget } from "./options.ts";
 
 /** A platform as the remote's `uname -s` and `uname -m` name it, e.g. `Linux`, `x86_64`. */
 export interface BinaryPlatform {
@@ -110,4 +111,37 @@ export function unameMachines(arch: string): string[] {
  */
 export function describePlatforms(platforms: BinaryPlatform[]): string {
   return platforms.map(({ os, arch }) => `${os}/${arch}`).join(" or ");
+}
+
+/** The platform of each target exec-server binaries are built for. */
+export const TARGET_PLATFORMS: Readonly<Record<BinaryTarget, BinaryPlatform>> = {
+  "linux-x64": { os: "Linux", arch: "x86_64" },
+  "linux-arm64": { os: "Linux", arch: "aarch64" },
+  "darwin-x64": { os: "Darwin", arch: "x86_64" },
+  "darwin-arm64": { os: "Darwin", arch: "aarch64" },
+};
+
+/** Whether `name` is one of the {@linkcode BinaryTarget}s. */
+export function isBinaryTarget(name: string): name is BinaryTarget {
+  return Object.hasOwn(TARGET_PLATFORMS, name);
+}
+
+/**
+ * The target whose binary runs on `platform`, whose `arch` may be any
+ * `uname -m` alias (`arm64` on macOS), or undefined for a platform no
+ * target is built for.
+ *
+ * @example
+ * ```ts
+ * import { targetOfPlatform } from "./platform.ts";
+ * targetOfPlatform({ os: "Darwin", arch: "arm64" }); // "darwin-arm64"
+ * ```
+ */
+export function targetOfPlatform(platform: BinaryPlatform): BinaryTarget | undefined {
+  for (const [target, { os, arch }] of Object.entries(TARGET_PLATFORMS)) {
+    if (os === platform.os && unameMachines(arch).includes(platform.arch)) {
+      return target as BinaryTarget;
+    }
+  }
+  return undefined;
 }

@@ -11,45 +11,50 @@
 import { shellQuote } from "../ssh.ts";
 import { type BinaryPlatform, unameMachines } from "./platform.ts";
 
-/** Everything the remote script is made from. */
-export interface BootstrapScriptParams {
-  /** Starts every line the script prints for the client. */
-  marker: string;
+/** One binary the script may choose, as the script sees it. */
+export interface ScriptCandidate {
   /** The binary's sha256, lowercase hex. */
   sha256: string;
   /** The binary's size in bytes. */
   size: number;
   /** The per-binary directory name, `<version>-<sha256[0:16]>`. */
   dirName: string;
+  /** Platforms the binary runs on; undefined: any (no check). */
+  platforms?: BinaryPlatform[];
+}
+
+/** Everything the remote script is made from. */
+export interface BootstrapScriptParams {
+  /** Starts every line the script prints for the client. */
+  marker: string;
   /** Makes the remote's temp and probe file names unique to this connection. */
   tag: string;
   /** The cache root (absolute or `~/...`), or undefined for the default. */
   remoteDir?: string;
-  /** Platforms the binary runs on; undefined to skip the check. */
-  platforms?: BinaryPlatform[];
+  /** The binaries on offer; the first whose platforms match `uname` is chosen. */
+  candidates: ScriptCandidate[];
 }
 
 /**
  * The POSIX `sh` script the remote runs (sent on stdin; see the module
  * doc of `ssh_bootstrap.ts`). Its lines for the client, after the marker:
- * `ready cached|uploaded PATH`, `upload PATH` (then it reads exactly
- * `size` bytes), `received` (once it has them) and `error KIND DETAIL`
- * (then it exits).
+ * `ready cached|uploaded INDEX PATH`; `upload INDEX ACCEPT PATH` (ACCEPT:
+ * `gzip` or `raw`), after which it reads one header line `ENCODING BYTES`
+ * and then exactly BYTES bytes; `received` (once it has unpacked them);
+ * and `error KIND DETAIL` (then it exits). INDEX is the chosen candidate's.
  *
  * @example
  * ```ts
  * import { bootstrapScript } from "./script.ts";
  * const script = bootstrapScript({
  *   marker: "exec-server-bootstrap:0123",
- *   sha256: "ab".repeat(32),
- *   size: 1024,
- *   dirName: "0.1.0-abababababababab",
  *   tag: "cafe",
+ *   candidates: [{ sha256: "ab".repeat(32), size: 1024, dirName: "0.1.0-abababababababab" }],
  * });
  * script.startsWith("m=exec-server-bootstrap:0123\n"); // true
  * ```
  *
- * @throws {TypeError} for a `remoteDir` that is neither absolute nor under `~/`
+ * @throws {TypeError} for a `remoteDir` that is neither absolute nor under `~/`, or no candidate
  */
 export function bootstrapScript(p: BootstrapScriptParams): string {
   if (p.remoteDir !== undefined && !/^(\/|~\/|~$)/.test(p.remoteDir)) {
@@ -57,9 +62,10 @@ export function bootstrapScript(p: BootstrapScriptParams): string {
       `bootstrap.remoteDir must be absolute or start with ~/, got ${JSON.stringify(p.remoteDir)}`,
     );
   }
+  if (p.candidates.length === 0) throw new TypeError("the bootstrap script needs a candidate");
   return [
     ...settings(p),
-    ...(p.platforms === undefined ? [] : platformCheck(p.platforms)),
+    ...chooseCandidate(p.candidates),
     ...checksum(),
     ...directoryTests(),
     ...chooseDirectory(p.remoteDir),
@@ -89,21 +95,34 @@ export function bootstrapRemoteCommand(scriptBytes: number): string {
 function settings(p: BootstrapScriptParams): string[] {
   return [
     `m=${shellQuote(p.marker)}`,
-    `sum=${shellQuote(p.sha256)}`,
-    `size=${p.size}`,
-    `name=${shellQuote(p.dirName)}`,
     `tag=${shellQuote(p.tag)}`,
     "say() { printf '%s\\n' \"$m $*\"; }",
   ];
 }
 
-/** Stops with `error platform` unless `uname` names one of `platforms`. */
-function platformCheck(platforms: BinaryPlatform[]): string[] {
+/**
+ * Sets `i`, `sum`, `size` and `name` to the first candidate whose
+ * platforms `uname` names, or stops with `error platform`. A candidate
+ * that runs anywhere matches whatever `uname` says (and needs no `uname`
+ * when it comes first).
+ */
+function chooseCandidate(candidates: ScriptCandidate[]): string[] {
+  const assign = (c: ScriptCandidate, i: number) =>
+    `i=${i}; sum=${shellQuote(c.sha256)}; size=${c.size}; name=${shellQuote(c.dirName)}`;
+  if (candidates[0].platforms === undefined) return [assign(candidates[0], 0)];
+  const branches: string[] = [];
+  for (const [i, c] of candidates.entries()) {
+    const pattern = c.platforms === undefined ? "*" : platformPattern(c.platforms);
+    branches.push(`${pattern}) ${assign(c, i)} ;;`);
+    if (c.platforms === undefined) break;
+  }
+  if (candidates.every((c) => c.platforms !== undefined)) {
+    branches.push('*) say error platform "$os/$arch"; exit 90 ;;');
+  }
   return [
     "os=$(uname -s 2>/dev/null); arch=$(uname -m 2>/dev/null)",
     'case "$os/$arch" in',
-    `${platformPattern(platforms)}) ;;`,
-    '*) say error platform "$os/$arch"; exit 90 ;;',
+    ...branches,
     "esac",
   ];
 }
@@ -217,15 +236,17 @@ function remoteDirWord(dir: string): string {
 function runOrUpload(): string[] {
   return [
     "bin=$d/exec-server",
-    'if valid "$bin" && [ -x "$bin" ]; then say ready cached "$bin"; exec "$bin" "$@"; fi',
+    'if valid "$bin" && [ -x "$bin" ]; then say ready cached $i "$bin"; exec "$bin" "$@"; fi',
+    // `cat` is there to tell a full disk from a corrupt stream: see receive().
+    "if command -v gzip >/dev/null 2>&1 && command -v cat >/dev/null 2>&1; then accept=gzip",
+    "else accept=raw; fi",
     "tmp=$d/.exec-server.$tag",
     `trap 'rm -f "$tmp"; exit 1' HUP INT TERM`,
-    'say upload "$bin"',
-    'if ! head -c "$size" > "$tmp"; then rm -f "$tmp"; say error write "$tmp"; exit 92; fi',
+    ...receive(),
     // The client times what follows from here: until now it could not tell
     // a slow link from a stuck remote.
     "say received",
-    'if ! valid "$tmp"; then n=$(wc -c < "$tmp"); rm -f "$tmp"; say error verify $n; exit 93; fi',
+    'if ! valid "$tmp"; then got=$(wc -c < "$tmp"); rm -f "$tmp"; say error verify $got; exit 93; fi',
     // rename(2) within one directory is atomic: a concurrent connection sees
     // the old file or the whole new one, never a partial upload.
     'if ! chmod 700 "$tmp" || ! mv -f "$tmp" "$bin"; then',
@@ -233,7 +254,44 @@ function runOrUpload(): string[] {
     "fi",
     "trap - HUP INT TERM",
     'if [ ! -x "$bin" ]; then say error noexec "$bin"; exit 95; fi',
-    'say ready uploaded "$bin"',
+    'say ready uploaded $i "$bin"',
     'exec "$bin" "$@"',
+  ];
+}
+
+/**
+ * Asks for the binary and writes it, unpacked, to `$tmp`.
+ *
+ * The client only learns whether the remote can unpack gzip from the
+ * `upload` line, and compressing can take it seconds, so the size of what
+ * comes cannot be in the script: a header line `ENCODING BYTES` comes
+ * first. `read` takes it a byte at a time (POSIX requires that `read`
+ * consume nothing past its newline), leaving the upload in stdin, of which
+ * `head -c` then takes exactly BYTES bytes, leaving the rest for the
+ * server. The client sends the header as soon as it knows the upload, and
+ * exactly BYTES bytes after it; a missing or malformed header (the client
+ * gone) ends the script instead of a wait for bytes that never come.
+ *
+ * With no `pipefail` in POSIX sh, each stage of the unpacking pipeline
+ * reports its own failure on fd 3: a failed `cat` is a write error (a
+ * full disk, which also breaks gzip's pipe), a failed `gzip` alone a
+ * corrupt stream, which is a failed verification.
+ */
+function receive(): string[] {
+  return [
+    'say upload $i $accept "$bin"',
+    "enc=; n=",
+    'read -r enc n || :; got="$enc $n"',
+    'case $enc in raw|"$accept") ;; *) n= ;; esac',
+    'case $n in ""|*[!0-9]*) say error header "$got"; exit 96 ;; esac',
+    "why=",
+    'if [ "$enc" = gzip ]; then',
+    '  why=$( { head -c "$n" | { gzip -dc || echo unpack >&3; } |',
+    '    { cat > "$tmp" || echo write >&3; }; } 3>&1 )',
+    'elif ! head -c "$n" > "$tmp"; then why=write; fi',
+    "case $why in",
+    '  *write*) rm -f "$tmp"; say error write "$tmp"; exit 92 ;;',
+    '  ?*) rm -f "$tmp"; say error verify unpack; exit 93 ;;',
+    "esac",
   ];
 }
