@@ -13,7 +13,7 @@
  * @module
  */
 import type { Buffer } from "node:buffer";
-import { createHash, randomBytes } from "node:crypto";
+import { createRequire } from "node:module";
 import {
   chmodSync,
   closeSync,
@@ -77,9 +77,17 @@ export class AddonExtractionError extends Error {
   }
 }
 
+/**
+ * node:crypto, loaded on first use: only a PTY start needs it, and loading
+ * it costs every server's start time.
+ */
+function nodeCrypto(): typeof import("node:crypto") {
+  return createRequire(import.meta.url)("node:crypto");
+}
+
 /** The addon's SHA-256 as lowercase hex. */
 export function addonChecksum(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
+  return nodeCrypto().createHash("sha256").update(bytes).digest("hex");
 }
 
 /**
@@ -101,7 +109,7 @@ export function addonCacheDir(sha256: string, opts: AddonPlaceOptions): string {
 
 /** Write `bytes` to `path` through a temporary sibling and a rename, so no reader sees half a file. */
 function writeAtomically(path: string, bytes: Uint8Array): void {
-  const tmp = `${path}.${process.pid}-${randomBytes(4).toString("hex")}.tmp`;
+  const tmp = `${path}.${process.pid}-${nodeCrypto().randomBytes(4).toString("hex")}.tmp`;
   const fd = openSync(tmp, "wx", 0o600);
   try {
     let off = 0;

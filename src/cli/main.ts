@@ -19,7 +19,6 @@ import type { WebSocketServerHandle } from "../transport/serve_websocket.ts";
 import { StdioConnection } from "../transport/stdio.ts";
 import { VERSION } from "../version.ts";
 import { type CliOptions, HELP, parseCliArgs, UsageError } from "./args.ts";
-import { startWebSocketCli } from "./websocket_main.ts";
 
 /**
  * Run the program with `args` (without the program name).
@@ -82,6 +81,9 @@ export async function main(args: string[]): Promise<number> {
   onSignal("SIGINT", () => stop("SIGINT"));
 
   if (cli.listen.kind === "ws") {
+    // Loaded only here: the websocket stack (ws, http, crypto) would
+    // otherwise add to every stdio server's start, which ssh clients wait for.
+    const { startWebSocketCli } = await import("./websocket_main.ts");
     const started = await startWebSocketCli(server, cli, logger);
     if (typeof started === "number") return started;
     listener = started;

@@ -8,8 +8,7 @@
  *
  * @module
  */
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
+import { createRequire } from "node:module";
 
 let collect: (() => void) | null | undefined;
 
@@ -26,6 +25,10 @@ let collect: (() => void) | null | undefined;
 export function collectGarbage(): boolean {
   if (collect === undefined) {
     try {
+      // Loaded on first use: node:v8 and node:vm cost a server's start time.
+      const require = createRequire(import.meta.url);
+      const { setFlagsFromString } = require("node:v8") as typeof import("node:v8");
+      const { runInNewContext } = require("node:vm") as typeof import("node:vm");
       setFlagsFromString("--expose-gc");
       // Only the new context sees the flag: nothing else gains a global.
       const fn: unknown = runInNewContext("gc");

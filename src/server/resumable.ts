@@ -7,7 +7,6 @@
  *
  * @module
  */
-import { randomUUID } from "node:crypto";
 import { LocalFileSystem } from "../fs/local.ts";
 import { CodexNotificationNames } from "../protocol/codex.ts";
 import { invalidRequest } from "../protocol/errors.ts";
@@ -59,7 +58,7 @@ class SwitchableSink implements NotificationSink {
 /** One Codex-dialect session: its processes, file watches and handlers. */
 export class ResumableSession {
   /** The unguessable id a client resumes with. */
-  readonly id: string = randomUUID();
+  readonly id: string = crypto.randomUUID();
   /** The session's processes. */
   readonly table: ProcessTable;
   /** Its method handlers. */
