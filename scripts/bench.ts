@@ -2,7 +2,7 @@
  * Side-by-side benchmark of exec-server against raw floors measured in the
  * same run. Usage:
  *
- *   deno task bench [--json] [--out FILE] [--quick] [--server-cmd "CMD ARGS"]
+ *   deno task bench [--json] [--out FILE] [--quick] [--codex] [--server-cmd "CMD ARGS"]
  *
  * The table goes to stderr; `--json` prints the results as JSON on stdout,
  * `--out FILE` writes them to a file.
@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   // Everything else runs against one server, in this order: the spawn
   // figures come before the throughput runs grow its memory.
   const c = new Conn(cfg.serverCmd);
-  await c.init();
+  await c.init(cfg.codex);
   await measureIdleRss(c, rep);
   const spawnFloor = await measureSpawnLatency(c, cfg, rep);
   await measurePtySpawnLatency(c, cfg, rep, spawnFloor);

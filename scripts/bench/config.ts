@@ -36,6 +36,12 @@ export interface BenchConfig {
   serverCmd: string[];
   /** Bytes streamed through each throughput round. */
   streamBytes: number;
+  /**
+   * `--codex`: open the session with the Codex CLI's `initialize`, so this
+   * server speaks the dialect the upstream server speaks (which the client
+   * detects by itself) and both are measured alike.
+   */
+  codex: boolean;
 }
 
 /** Parses the flags (`process.argv.slice(2)`). */
@@ -47,6 +53,7 @@ export function parseConfig(argv: string[]): BenchConfig {
       out: { type: "string" },
       quick: { type: "boolean" },
       "server-cmd": { type: "string" },
+      codex: { type: "boolean" },
     },
   });
   const quick = args.values.quick ?? false;
@@ -60,5 +67,6 @@ export function parseConfig(argv: string[]): BenchConfig {
     quick,
     serverCmd,
     streamBytes: quick ? 64 * MiB : 256 * MiB,
+    codex: args.values.codex ?? false,
   };
 }

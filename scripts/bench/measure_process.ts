@@ -36,7 +36,7 @@ export async function measureColdStart(cfg: BenchConfig, rep: Report): Promise<v
     for (let i = 0; i < (cfg.quick ? 3 : 8); i++) {
       const t0 = performance.now();
       const c = new Conn(cfg.serverCmd);
-      await c.init();
+      await c.init(cfg.codex);
       cold.push(performance.now() - t0);
       await c.close();
       coldFloor.push(runtimeStartMs(empty));

@@ -21,6 +21,12 @@ export class Conn {
   #pending = new Map<number, (m: Msg) => void>();
   /** Per-process notification handlers, by processId. */
   handlers: Map<string, (m: Msg) => void> = new Map();
+  /**
+   * The dialect the server answered in: `codex` when `initialize` returned a
+   * `sessionId` (the upstream server always does), else `v0`. Requests are
+   * written in v0 terms and translated for the Codex dialect.
+   */
+  dialect: "v0" | "codex" = "v0";
 
   /** Starts the server; its stderr goes to ours. */
   constructor(cmd: string[]) {
@@ -66,8 +72,14 @@ export class Conn {
         id,
         (m) => m.error ? reject(new Error(JSON.stringify(m.error))) : resolve(m.result),
       );
-      this.child.stdin!.write(JSON.stringify({ id, method, params }) + "\n");
+      const sent = this.dialect === "codex" ? toCodexParams(method, params) : params;
+      this.child.stdin!.write(JSON.stringify({ id, method, params: sent }) + "\n");
     });
+  }
+
+  /** The notification that ends a process's output: `exited` (v0) or `closed` (Codex). */
+  get endMethod(): string {
+    return this.dialect === "codex" ? "process/closed" : "process/exited";
   }
 
   /** Sends a notification. */
@@ -75,11 +87,16 @@ export class Conn {
     this.child.stdin!.write(JSON.stringify({ method, params }) + "\n");
   }
 
-  /** The handshake: `initialize`, then `initialized`. */
-  async init(): Promise<Msg> {
-    const r = this.call("initialize", { clientName: "bench" });
+  /** The handshake: `initialize` (the Codex CLI's when `codex`), then `initialized`. */
+  async init(codex = false): Promise<Msg> {
+    const r = this.call("initialize", {
+      clientName: "bench",
+      ...(codex ? { resumeSessionId: null } : {}),
+    });
     this.notify("initialized", {});
-    return await r;
+    const result = await r;
+    this.dialect = typeof result.sessionId === "string" ? "codex" : "v0";
+    return result;
   }
 
   /** Closes the server's stdin and waits for it to exit. */
@@ -115,7 +132,7 @@ export async function runProcess(
   const done = new Promise<void>((resolve) => {
     c.handlers.set(id, (m) => {
       if (m.method === "process/output") bytes += b64Len(m.params.chunk);
-      else if (m.method === "process/exited") {
+      else if (m.method === c.endMethod) {
         c.handlers.delete(id);
         resolve();
       }
@@ -124,4 +141,39 @@ export async function runProcess(
   await c.call("process/start", { processId: id, argv, cwd: "/", env: ENV, tty });
   await done;
   return { bytes, ms: performance.now() - t0 };
+}
+
+let writeIds = 0;
+
+const fileUri = (path: unknown): unknown =>
+  typeof path === "string" && path.startsWith("/") ? `file://${encodeURI(path)}` : path;
+
+/**
+ * v0 params in the Codex dialect's terms: paths as `file://` URIs, the
+ * fields the upstream server requires on `process/start`, and `sandbox:
+ * null` on file calls.
+ */
+export function toCodexParams(method: string, params: unknown): unknown {
+  if (params === null || typeof params !== "object") return params;
+  const p = { ...params } as Msg;
+  if (method === "process/start") {
+    return {
+      arg0: null,
+      pipeStdin: false,
+      sandbox: null,
+      enforceManagedNetwork: false,
+      managedNetwork: null,
+      ...p,
+      cwd: fileUri(p.cwd),
+    };
+  }
+  // The upstream server requires an id on every write (for retries).
+  if (method === "process/write") return { writeId: `w${++writeIds}`, ...p };
+  if (method.startsWith("fs/")) {
+    for (const key of ["path", "sourcePath", "destinationPath"]) {
+      if (key in p) p[key] = fileUri(p[key]);
+    }
+    return { ...p, sandbox: null };
+  }
+  return p;
 }

@@ -20,6 +20,9 @@ export interface FrameWriterOptions {
   reuseBuffer?: boolean;
 }
 
+/** The most bytes written in one batch (one frame more at most). */
+const MAX_BATCH_BYTES = 1 << 20;
+
 /** Queues text frames and writes them as `\n`-terminated UTF-8 batches. */
 export class FrameWriter {
   #writer: WritableStreamDefaultWriter<Uint8Array>;
@@ -114,14 +117,31 @@ export class FrameWriter {
     return this.#encoder.encode(batch.join("\n") + "\n");
   }
 
+  /**
+   * The next frames to write, about {@linkcode MAX_BATCH_BYTES} at most (one
+   * frame more): a bounded batch keeps the reused buffer, and the bytes in
+   * flight, small however long the queue.
+   */
+  #takeBatch(): string[] {
+    const queue = this.#queue;
+    let bytes = 0;
+    let n = 0;
+    while (n < queue.length && (n === 0 || bytes < MAX_BATCH_BYTES)) {
+      bytes += queue[n++].length + 1;
+    }
+    // splice leaves the rest in place: no copy of the queue per batch.
+    const batch = n === queue.length ? queue : queue.splice(0, n);
+    if (batch === queue) this.#queue = [];
+    this.#inFlightBytes = bytes;
+    this.#queuedBytes -= bytes;
+    return batch;
+  }
+
   async #pump(): Promise<void> {
     this.#scheduled = false;
     this.#writing = true;
     while (this.#queue.length > 0 && this.#failed === undefined) {
-      const batch = this.#queue;
-      this.#queue = [];
-      this.#inFlightBytes = this.#queuedBytes;
-      this.#queuedBytes = 0;
+      const batch = this.#takeBatch();
       const bytes = this.#encodeBatch(batch);
       try {
         await this.#writer.write(bytes);
