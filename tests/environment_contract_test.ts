@@ -235,6 +235,32 @@ function environmentContract(name: string, factory: Factory): void {
         assert.equal((await fs.getMetadata(`${dir}/link`)).isFile, true);
       });
 
+      await t.step("fs: ranges, in-place writes, rename and streams", async () => {
+        const fs = env.fs;
+        await fs.createDirectory(`${dir}/s`);
+        await fs.writeFile(`${dir}/s/log`, text("one "), { append: true });
+        await fs.writeFile(`${dir}/s/log`, text("two"), { append: true });
+        await fs.writeFile(`${dir}/s/log`, text("ONE"), { offset: 0 });
+        const r = await fs.readRange(`${dir}/s/log`, { offset: 4, length: 10 });
+        assert.deepEqual([decode(r.data), r.size, r.eof], ["two", 7, true]);
+        await fs.rename(`${dir}/s/log`, `${dir}/s/moved`);
+        assert.equal(decode(await fs.readFile(`${dir}/s/moved`)), "ONE two");
+        const big = new Uint8Array(3 * 1024 * 1024 + 5).map((_, i) => (i * 31) & 255);
+        await new Blob([big]).stream().pipeTo(fs.writeStream(`${dir}/s/big`));
+        const back = new Uint8Array(big.byteLength);
+        let at = 0;
+        for await (const chunk of fs.readStream(`${dir}/s/big`)) {
+          back.set(chunk, at);
+          at += chunk.byteLength;
+        }
+        assert.deepEqual([at, back], [big.byteLength, big]);
+        const aborted = fs.writeStream(`${dir}/s/aborted`).getWriter();
+        await aborted.write(big);
+        await aborted.abort(new Error("stop"));
+        const names = (await fs.readDirectory(`${dir}/s`)).map((e) => e.fileName);
+        assert.deepEqual(names, ["big", "moved"], "no aborted file, no temp file");
+      });
+
       await t.step("fs: errors carry the same class, kind and errno", async () => {
         for (const c of fsErrorCases(dir)) {
           const err = await c.run(env).then(
@@ -251,6 +277,16 @@ function environmentContract(name: string, factory: Factory): void {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+}
+
+/** Read a stream to its end. */
+async function drain(stream: ReadableStream<Uint8Array>): Promise<void> {
+  for await (const _ of stream) { /* discard */ }
+}
+
+/** Stream a few bytes into `path`. */
+function upload(fs: Environment["fs"], path: string): Promise<void> {
+  return new Blob([text("streamed")]).stream().pipeTo(fs.writeStream(path));
 }
 
 interface FsErrorCase {
@@ -325,6 +361,36 @@ function fsErrorCases(dir: string): FsErrorCase[] {
     ),
     c("copy a missing source", "ENOENT", "io", (e) => e.fs.copy(`${dir}/e/gone`, `${dir}/e/x`)),
     c("a relative path", "EINVAL", "invalidInput", (e) => e.fs.readFile("relative/path")),
+    c(
+      "a negative range offset",
+      "EINVAL",
+      "invalidInput",
+      (e) => e.fs.readRange(`${dir}/e/file`, { offset: -1 }),
+    ),
+    c("a range of a directory", "EISDIR", "io", (e) => e.fs.readRange(`${dir}/e/sub`, {})),
+    c(
+      "append to a directory",
+      "EISDIR",
+      "io",
+      (e) => e.fs.writeFile(`${dir}/e/sub`, text("x"), { append: true }),
+    ),
+    c(
+      "append and offset together",
+      "EINVAL",
+      "invalidInput",
+      (e) => e.fs.writeFile(`${dir}/e/file`, text("x"), { append: true, offset: 0 }),
+    ),
+    c("rename a missing source", "ENOENT", "io", (e) => e.fs.rename(`${dir}/e/gone`, `${dir}/x`)),
+    c(
+      "rename a file over a directory",
+      "EISDIR",
+      "io",
+      (e) => e.fs.rename(`${dir}/e/file`, `${dir}/e/sub`),
+    ),
+    c("stream a missing file", "ENOENT", "io", (e) => drain(e.fs.readStream(`${dir}/e/gone`))),
+    c("stream a directory", "EISDIR", "io", (e) => drain(e.fs.readStream(`${dir}/e/sub`))),
+    c("stream onto a directory", "EISDIR", "io", (e) => upload(e.fs, `${dir}/e/sub`)),
+    c("stream below a missing dir", "ENOENT", "io", (e) => upload(e.fs, `${dir}/e/gone/f`)),
   ];
 }
 

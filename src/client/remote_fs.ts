@@ -5,12 +5,26 @@
  *
  * @module
  */
+import { decodeBase64, encodeBase64 } from "../protocol/base64.ts";
+import { Requests, type RequestType } from "../protocol/descriptors.ts";
 import { ErrorCode } from "../protocol/errors.ts";
 import type * as types from "../fs/types.ts";
 import { FileSystemError } from "../fs/types.ts";
 import { refused } from "../fs/errno.ts";
 import { checkedPath } from "../fs/paths.ts";
+import { checkPlacement, checkRange, MAX_FILE_OFFSET } from "../fs/range.ts";
+import { READ_OP, WRITE_OP } from "../fs/stream_target.ts";
 import { ServerError } from "./errors.ts";
+import { remoteReadStream } from "./remote_read_stream.ts";
+import { remoteWriteStream, type WriteStreamCalls } from "./remote_write_stream.ts";
+import {
+  type FsSupport,
+  fsSupport,
+  messageRoomBytes,
+  readPieceBytes,
+  REMOTE_WINDOW,
+  writePieceBytes,
+} from "./stream_plan.ts";
 
 /** The typed `fs/*` calls {@linkcode RemoteFileSystem} is built on (an `ExecServerClient`). */
 export interface FsCalls {
@@ -28,6 +42,22 @@ export interface FsCalls {
   fsRemove(path: string, options?: types.RemoveOptions): Promise<void>;
   /** `fs/copy`. */
   fsCopy(sourcePath: string, destinationPath: string, options?: types.CopyOptions): Promise<void>;
+  /**
+   * **[ext]** Any request by its descriptor: the ranged reads, in-place
+   * writes and renames go through it. Without it only v0 is used.
+   */
+  call?<P, R>(type: RequestType<P, R>, params: P): Promise<R>;
+  /** **[ext]** What the server announced (`capabilities.fs`, `capabilities.limits`). */
+  readonly capabilities?: Record<string, unknown>;
+}
+
+/** Options of {@linkcode RemoteFileSystem}. */
+export interface RemoteFileSystemOptions {
+  /**
+   * Requests one stream keeps in flight (default 4): enough to hide the
+   * round trip, few enough to bound memory at `window * chunkBytes`.
+   */
+  window?: number;
 }
 
 /**
@@ -72,10 +102,20 @@ function checkPath(op: string, path: string): void {
  */
 export class RemoteFileSystem implements types.FileSystem {
   #calls: FsCalls;
+  #window: number;
 
-  /** Use `calls` (normally an `ExecServerClient`) for the wire. */
-  constructor(calls: FsCalls) {
+  /**
+   * Use `calls` (normally an `ExecServerClient`) for the wire.
+   *
+   * @throws {RangeError} for a `window` that is not an integer from 1 to 64
+   */
+  constructor(calls: FsCalls, options: RemoteFileSystemOptions = {}) {
+    const window = options.window ?? REMOTE_WINDOW;
+    if (!Number.isInteger(window) || window < 1 || window > 64) {
+      throw new RangeError(`window must be an integer from 1 to 64, got ${window}`);
+    }
     this.#calls = calls;
+    this.#window = window;
   }
 
   /** Read a whole file (`fs/readFile`). */
@@ -83,9 +123,110 @@ export class RemoteFileSystem implements types.FileSystem {
     return this.#call("readFile", path, () => this.#calls.fsReadFile(path));
   }
 
-  /** Create or replace a file atomically (`fs/writeFile`). */
-  writeFile(path: string, data: Uint8Array): Promise<void> {
-    return this.#call("writeFile", path, () => this.#calls.fsWriteFile(path, data));
+  /**
+   * Part of a file (**[ext]** ranged `fs/readFile`). A server without
+   * ranged reads sends the whole file, within its read limit, and the part
+   * is cut from it here.
+   */
+  async readRange(
+    path: string,
+    options: types.ReadRangeOptions = {},
+  ): Promise<types.ReadRangeResult> {
+    checkPath(READ_OP, path);
+    const support = this.#support();
+    const range = checkRange(READ_OP, path, options, support.maxReadFileBytes ?? MAX_FILE_OFFSET);
+    if (!support.rangedRead || !this.#calls.call) {
+      const whole = await this.readFile(path);
+      const start = Math.min(range.offset, whole.byteLength);
+      const end = Math.min(whole.byteLength, start + (range.length ?? whole.byteLength));
+      return {
+        data: whole.slice(start, end),
+        size: whole.byteLength,
+        eof: end >= whole.byteLength,
+      };
+    }
+    return await this.#range(path, range.offset, range.length);
+  }
+
+  /**
+   * Create or replace a file atomically (`fs/writeFile`); **[ext]** with
+   * `append` or `offset`, write into it in place.
+   *
+   * @throws {FileSystemError} `ENOSYS` for `append` or `offset` when the
+   * server does not announce them
+   */
+  async writeFile(
+    path: string,
+    data: Uint8Array,
+    options: types.WriteFileOptions = {},
+  ): Promise<void> {
+    checkPath(WRITE_OP, path);
+    const placement = checkPlacement(WRITE_OP, path, options);
+    if (placement.kind === "replace") {
+      return await this.#call(WRITE_OP, path, () => this.#calls.fsWriteFile(path, data));
+    }
+    const feature = placement.kind === "append" ? "append" : "writeOffset";
+    const call = this.#extension(WRITE_OP, path, feature);
+    const where = placement.kind === "append" ? { append: true } : { offset: placement.offset };
+    await this.#call(WRITE_OP, path, async () => {
+      await call(Requests.fsWriteFile, { path, dataBase64: encodeBase64(data), ...where });
+    });
+  }
+
+  /**
+   * Move a file, symlink or directory (**[ext]** `fs/rename`); errors name
+   * the source.
+   *
+   * @throws {FileSystemError} `ENOSYS` when the server has no `fs/rename`
+   */
+  async rename(sourcePath: string, destinationPath: string): Promise<void> {
+    checkPath("rename", sourcePath);
+    checkPath("rename", destinationPath);
+    const call = this.#extension("rename", sourcePath, "rename");
+    await this.#call("rename", sourcePath, async () => {
+      await call(Requests.fsRename, { sourcePath, destinationPath });
+    });
+  }
+
+  /**
+   * A remote file as a stream: pipelined ranged reads of `chunkBytes`
+   * (default 256 KiB, at most the server's read limit), `window` of them in
+   * flight. A server without ranged reads sends the file in one piece.
+   *
+   * @throws {RangeError} for a bad `chunkBytes` (other failures error the stream)
+   */
+  readStream(path: string, options: types.ReadStreamOptions = {}): ReadableStream<Uint8Array> {
+    const support = this.#support();
+    const ranged = support.rangedRead && this.#calls.call !== undefined;
+    return remoteReadStream({
+      readRange: ranged ? (offset, length) => this.#range(path, offset, length) : undefined,
+      readFile: () => this.readFile(path),
+    }, {
+      pieceBytes: readPieceBytes(options.chunkBytes, support.maxReadFileBytes),
+      window: this.#window,
+      check: () => checkPath(READ_OP, path),
+    });
+  }
+
+  /**
+   * A stream that writes a remote file: pipelined positional writes of
+   * `chunkBytes` (default 256 KiB, cut to fit the server's message limit)
+   * into a temporary file beside it, renamed over it on close. A server
+   * without those extensions gets one atomic `fs/writeFile` on close.
+   *
+   * @throws {RangeError} for a bad `chunkBytes` (other failures error the stream)
+   */
+  writeStream(path: string, options: types.WriteStreamOptions = {}): WritableStream<Uint8Array> {
+    const { maxMessageBytes } = this.#support();
+    // The temporary name is longer than the target's by at most ~30 characters.
+    const tempLike = `${path}${"x".repeat(64)}`;
+    return remoteWriteStream(this.#writeCalls(this.#support()), path, {
+      pieceBytes: writePieceBytes(options.chunkBytes, maxMessageBytes, tempLike),
+      window: this.#window,
+      maxBufferedBytes: maxMessageBytes === undefined
+        ? undefined
+        : messageRoomBytes(maxMessageBytes, path),
+    });
   }
 
   /** Create a directory (`fs/createDirectory`). */
@@ -121,6 +262,70 @@ export class RemoteFileSystem implements types.FileSystem {
     } catch (err) {
       throw toFileSystemError(err, sourcePath);
     }
+  }
+
+  #support(): FsSupport {
+    return fsSupport(this.#calls.capabilities);
+  }
+
+  /** The generic call, when the server announced `feature`; else an `ENOSYS` failure. */
+  #extension(
+    op: string,
+    path: string,
+    feature: "append" | "writeOffset" | "rename",
+  ): NonNullable<FsCalls["call"]> {
+    const call = this.#calls.call?.bind(this.#calls);
+    if (!call || !this.#support()[feature]) {
+      throw new FileSystemError(
+        "io",
+        "ENOSYS",
+        path,
+        `${op} ${path}: the server does not support this (capabilities.fs.${feature})`,
+      );
+    }
+    return call;
+  }
+
+  /** One ranged `fs/readFile`, decoded. */
+  #range(path: string, offset: number, length?: number): Promise<types.ReadRangeResult> {
+    const call = this.#calls.call!.bind(this.#calls);
+    return this.#call(READ_OP, path, async () => {
+      const r = await call(Requests.fsReadFile, { path, offset, length });
+      const data = decodeBase64(r.dataBase64);
+      const size = typeof r.size === "number" ? r.size : offset + data.byteLength;
+      return { data, size, eof: r.eof ?? offset + data.byteLength >= size };
+    });
+  }
+
+  /** What a write stream sends, each failure a FileSystemError naming its path. */
+  #writeCalls(support: FsSupport): WriteStreamCalls {
+    const call = this.#calls.call?.bind(this.#calls);
+    return {
+      describe: (target) =>
+        this.#call(WRITE_OP, target, () => this.#calls.fsGetMetadata(target)).catch((err) => {
+          if (err instanceof FileSystemError && err.errno === "ENOENT") return undefined;
+          throw err;
+        }),
+      writeAt: call && support.writeOffset
+        ? (path, data, offset) => {
+          // Encoded now, before the caller may reuse the buffer.
+          const dataBase64 = encodeBase64(data);
+          return this.#call(WRITE_OP, path, async () => {
+            await call(Requests.fsWriteFile, { path, dataBase64, offset });
+          });
+        }
+        : undefined,
+      rename: call && support.rename
+        ? (source, destination) =>
+          this.#call("rename", source, async () => {
+            await call(Requests.fsRename, { sourcePath: source, destinationPath: destination });
+          })
+        : undefined,
+      remove: (path) =>
+        this.#call("remove", path, () => this.#calls.fsRemove(path, { recursive: false })),
+      writeFile: (target, data) =>
+        this.#call(WRITE_OP, target, () => this.#calls.fsWriteFile(target, data)),
+    };
   }
 
   /** Check `path`, then make the call, its server errors turned into FileSystemErrors. */

@@ -2,8 +2,9 @@
  * {@linkcode FileSystem} on the local disk through `node:fs/promises`, so it
  * runs unchanged under Deno and Node. This file holds the class and the
  * simple operations; the larger ones live beside it: `atomic_write.ts`,
- * `listing.ts`, `copy.ts` (with `copy_plan.ts`), and the error rules in
- * `errno.ts`.
+ * `listing.ts`, `copy.ts` (with `copy_plan.ts`), `ranged_read.ts`,
+ * `write_in_place.ts`, `rename.ts`, `local_streams.ts`, the rules of
+ * ranges and placements in `range.ts`, and the error rules in `errno.ts`.
  *
  * Errors the operating system reports (or would report) keep their POSIX
  * name and are of kind `io`; requests this module refuses by its own rules
@@ -13,7 +14,6 @@
  *
  * @module
  */
-import { constants } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { basename } from "node:path";
 import { errnoOf } from "../runtime/errno.ts";
@@ -21,8 +21,14 @@ import { atomicWrite } from "./atomic_write.ts";
 import { copyPath } from "./copy.ts";
 import { orOsError, osError, refused } from "./errno.ts";
 import { listDirectory } from "./listing.ts";
+import { localReadStream, localWriteStream } from "./local_streams.ts";
+import { checkPlacement, checkRange } from "./range.ts";
+import { openRegularFile, overLimit, readRangeOf, readToEnd } from "./ranged_read.ts";
+import { renamePath } from "./rename.ts";
+import { READ_OP, WRITE_OP } from "./stream_target.ts";
+import { writeInPlace } from "./write_in_place.ts";
 import { checkedPath, withoutTrailingSlashes } from "./paths.ts";
-import { kindOf, metadataOf, statOrUndefined } from "./stat.ts";
+import { metadataOf, statOrUndefined } from "./stat.ts";
 import type * as types from "./types.ts";
 import { FileSystemError } from "./types.ts";
 
@@ -37,9 +43,6 @@ export interface LocalFileSystemOptions {
    */
   maxReadFileBytes?: number;
 }
-
-/** Read size once a file turns out longer than `stat` said (e.g. `/proc` files). */
-const READ_CHUNK_BYTES = 64 * 1024;
 
 /**
  * The local filesystem with exec-server.v0 semantics.
@@ -86,76 +89,85 @@ export class LocalFileSystem implements types.FileSystem {
    * (`EFBIG`), the last checked before any byte is read.
    */
   async readFile(path: string): Promise<Uint8Array> {
-    const op = "readFile";
-    const p = checkedPath(op, path);
-    // O_NONBLOCK so that opening a fifo returns at once and is refused
-    // below instead of hanging until some writer appears; O_NOCTTY so that
-    // opening a terminal (refused below too) can never make it the
-    // controlling terminal of a server that runs without one.
-    const flags = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
-    const handle = await orOsError(op, p, () => fsp.open(p, flags));
+    const p = checkedPath(READ_OP, path);
+    const opened = await openRegularFile(READ_OP, p);
     try {
-      const st = await handle.stat();
-      if (st.isDirectory()) throw osError(op, p, { code: "EISDIR" });
-      if (!st.isFile()) throw refused(op, p, "EINVAL", `${kindOf(st)} is not a regular file`);
-      this.#checkSize(p, st.size);
-      return await this.#readAll(handle, p, st.size);
+      if (opened.size > this.#maxReadFileBytes) {
+        throw overLimit(p, opened.size, this.#maxReadFileBytes);
+      }
+      return await readToEnd(opened.handle, p, 0, opened.size, this.#maxReadFileBytes);
     } catch (err) {
-      throw osError(op, p, err);
+      throw osError(READ_OP, p, err);
     } finally {
-      await handle.close().catch(() => {});
+      await opened.handle.close().catch(() => {});
     }
   }
 
-  #checkSize(path: string, size: number): void {
-    if (size > this.#maxReadFileBytes) {
-      throw refused(
-        "readFile",
-        path,
-        "EFBIG",
-        `file is ${size} bytes, over the read limit of ${this.#maxReadFileBytes} bytes`,
-      );
+  /**
+   * Read `length` bytes from `offset` of a regular file (default: from the
+   * start, to the end), with the file's size and whether the bytes reach
+   * its end. Past the end is no bytes and `eof`. Refuses what `readFile`
+   * refuses; `length` over the read limit is `EINVAL`, and without
+   * `length` a rest of the file over the limit is `EFBIG`.
+   */
+  async readRange(
+    path: string,
+    options: types.ReadRangeOptions = {},
+  ): Promise<types.ReadRangeResult> {
+    const p = checkedPath(READ_OP, path);
+    const range = checkRange(READ_OP, p, options, this.#maxReadFileBytes);
+    const opened = await openRegularFile(READ_OP, p);
+    try {
+      return await readRangeOf(opened, p, range.offset, range.length, this.#maxReadFileBytes);
+    } catch (err) {
+      throw osError(READ_OP, p, err);
+    } finally {
+      await opened.handle.close().catch(() => {});
     }
-  }
-
-  /** Read to EOF, trusting `expected` for the first read but never the limit. */
-  async #readAll(handle: fsp.FileHandle, path: string, expected: number): Promise<Uint8Array> {
-    const first = new Uint8Array(expected);
-    let filled = 0;
-    while (filled < expected) {
-      const { bytesRead } = await handle.read(first, filled, expected - filled, null);
-      if (bytesRead === 0) return first.subarray(0, filled);
-      filled += bytesRead;
-    }
-    // The file may be longer than stat said: it grew, or it is a /proc file
-    // that reports size 0.
-    const more: Uint8Array[] = [];
-    let total = filled;
-    for (;;) {
-      const chunk = new Uint8Array(READ_CHUNK_BYTES);
-      const { bytesRead } = await handle.read(chunk, 0, chunk.byteLength, null);
-      if (bytesRead === 0) break;
-      total += bytesRead;
-      this.#checkSize(path, total);
-      more.push(chunk.subarray(0, bytesRead));
-    }
-    if (more.length === 0) return first;
-    const out = new Uint8Array(total);
-    out.set(first, 0);
-    let offset = filled;
-    for (const chunk of more) {
-      out.set(chunk, offset);
-      offset += chunk.byteLength;
-    }
-    return out;
   }
 
   /**
    * Create or replace a file atomically (temp file, fsync, rename). Refuses
-   * directories (`EISDIR`) and existing non-regular files (`EINVAL`).
+   * directories (`EISDIR`) and existing non-regular files (`EINVAL`). With
+   * `append` or `offset` the bytes are written into the file itself
+   * (created if missing, never truncated): not atomic.
    */
-  async writeFile(path: string, data: Uint8Array): Promise<void> {
-    await atomicWrite(checkedPath("writeFile", path), data);
+  async writeFile(
+    path: string,
+    data: Uint8Array,
+    options: types.WriteFileOptions = {},
+  ): Promise<void> {
+    const p = checkedPath(WRITE_OP, path);
+    const placement = checkPlacement(WRITE_OP, p, options);
+    if (placement.kind === "replace") await atomicWrite(p, data);
+    else await writeInPlace(p, data, placement);
+  }
+
+  /**
+   * Move a file, symlink or directory with `rename(2)`: atomic, replacing
+   * an existing destination; across filesystems `EXDEV` (nothing is
+   * copied). A regular file is flushed to disk first.
+   */
+  async rename(sourcePath: string, destinationPath: string): Promise<void> {
+    const src = checkedPath("rename", sourcePath);
+    const dst = checkedPath("rename", destinationPath);
+    await renamePath(src, dst);
+  }
+
+  /**
+   * A regular file's bytes as a stream of chunks of at most `chunkBytes`
+   * (default 1 MiB), whatever the file's size; failures error the stream.
+   */
+  readStream(path: string, options?: types.ReadStreamOptions): ReadableStream<Uint8Array> {
+    return localReadStream(path, options);
+  }
+
+  /**
+   * A stream that writes a temporary file beside `path` and renames it
+   * over `path` on close; abort or failure removes it.
+   */
+  writeStream(path: string, options?: types.WriteStreamOptions): WritableStream<Uint8Array> {
+    return localWriteStream(path, options);
   }
 
   /**

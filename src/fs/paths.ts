@@ -69,20 +69,24 @@ export function withoutTrailingSlashes(path: string): string {
  * A fresh hidden name beside `target`, for a file or link to be renamed
  * over it.
  *
+ * @param suffix the name's last part (`writeFile`'s temp files end in
+ * `tmp`, `writeStream`'s in `partial`)
+ *
  * @example
  * ```ts
  * import { tempName } from "./paths.ts";
  * tempName("/tmp/a.txt"); // e.g. "/tmp/.a.txt.3f9c0a1b2c3d.tmp"
+ * tempName("/tmp/a.txt", "partial"); // e.g. "/tmp/.a.txt.3f9c0a1b2c3d.partial"
  * ```
  */
-export function tempName(target: string): string {
+export function tempName(target: string, suffix = "tmp"): string {
   const random = new Uint8Array(6);
   crypto.getRandomValues(random);
   const hex = Array.from(random, (b) => b.toString(16).padStart(2, "0")).join("");
   // A short prefix of the name helps a human spot leftovers after a crash
   // without risking ENAMETOOLONG on a 255-byte name.
   const stem = Array.from(basename(target)).slice(0, 32).join("");
-  return child(dirname(target), `.${stem}.${hex}.tmp`);
+  return child(dirname(target), `.${stem}.${hex}.${suffix}`);
 }
 
 /**

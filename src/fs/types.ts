@@ -48,6 +48,56 @@ export interface CopyOptions {
   recursive?: boolean;
 }
 
+/** Options of `readRange`. */
+export interface ReadRangeOptions {
+  /** The first byte to read (default 0); past the end reads nothing. */
+  offset?: number;
+  /**
+   * At most this many bytes (default: to the end of the file). Either way
+   * no more than the read limit.
+   */
+  length?: number;
+}
+
+/** What `readRange` returns. */
+export interface ReadRangeResult {
+  /** The bytes read: fewer than asked only at the end of the file. */
+  data: Uint8Array;
+  /** The file's size when it was read. */
+  size: number;
+  /** Whether `data` reaches the end of the file. */
+  eof: boolean;
+}
+
+/** Options of `writeFile`. Without them the write is atomic. */
+export interface WriteFileOptions {
+  /** Append to the file, creating it if missing. Not atomic. Excludes `offset`. */
+  append?: boolean;
+  /**
+   * Write at this byte offset, creating the file if missing and never
+   * truncating it. Not atomic. Excludes `append`.
+   */
+  offset?: number;
+}
+
+/** Options of `readStream`. */
+export interface ReadStreamOptions {
+  /**
+   * The most bytes in one chunk of the stream (and in one request, for a
+   * remote filesystem); the default suits the implementation.
+   */
+  chunkBytes?: number;
+}
+
+/** Options of `writeStream`. */
+export interface WriteStreamOptions {
+  /**
+   * The most bytes written at a time (and sent in one request, for a
+   * remote filesystem); the default suits the implementation.
+   */
+  chunkBytes?: number;
+}
+
 /**
  * File operations with the exec-server.v0 semantics. Paths are absolute
  * (or `file://` URIs); failures throw {@linkcode FileSystemError}.
@@ -55,8 +105,32 @@ export interface CopyOptions {
 export interface FileSystem {
   /** Read a whole file. */
   readFile(path: string): Promise<Uint8Array>;
-  /** Create or replace a file atomically. */
-  writeFile(path: string, data: Uint8Array): Promise<void>;
+  /**
+   * Part of a file: `length` bytes from `offset`, with the file's size and
+   * whether the part reaches its end.
+   */
+  readRange(path: string, options?: ReadRangeOptions): Promise<ReadRangeResult>;
+  /**
+   * Create or replace a file atomically; with `append` or `offset`, write
+   * into it in place instead.
+   */
+  writeFile(path: string, data: Uint8Array, options?: WriteFileOptions): Promise<void>;
+  /**
+   * Move a file, symlink or directory with `rename(2)`: atomic, within one
+   * filesystem only (`EXDEV` across filesystems; nothing is copied).
+   */
+  rename(sourcePath: string, destinationPath: string): Promise<void>;
+  /**
+   * A regular file's bytes as a stream, in bounded memory whatever its
+   * size. Every failure, a bad path included, errors the stream.
+   */
+  readStream(path: string, options?: ReadStreamOptions): ReadableStream<Uint8Array>;
+  /**
+   * A stream that writes a file: the bytes go to a temporary file beside
+   * it, which replaces the file on close. An aborted or failed stream
+   * leaves neither the file changed nor the temporary file behind.
+   */
+  writeStream(path: string, options?: WriteStreamOptions): WritableStream<Uint8Array>;
   /** Create a directory. */
   createDirectory(path: string, options?: CreateDirectoryOptions): Promise<void>;
   /** Describe a path. */

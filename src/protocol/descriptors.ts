@@ -18,6 +18,7 @@ import {
   type FsReadFileParams,
   type FsReadFileResult,
   type FsRemoveParams,
+  type FsRenameParams,
   type FsWriteFileParams,
   type InitializeParams,
   type InitializeResult,
@@ -110,6 +111,8 @@ export interface RequestDescriptors {
   readonly fsRemove: RequestType<FsRemoveParams, EmptyResult>;
   /** `Method.FsCopy`. */
   readonly fsCopy: RequestType<FsCopyParams, EmptyResult>;
+  /** [ext] `Method.FsRename`. */
+  readonly fsRename: RequestType<FsRenameParams, EmptyResult>;
 }
 
 /**
@@ -142,6 +145,7 @@ export const Requests: RequestDescriptors = Object.freeze({
   fsReadDirectory: request<FsReadDirectoryParams, FsReadDirectoryResult>(Method.FsReadDirectory),
   fsRemove: request<FsRemoveParams, EmptyResult>(Method.FsRemove),
   fsCopy: request<FsCopyParams, EmptyResult>(Method.FsCopy),
+  fsRename: request<FsRenameParams, EmptyResult>(Method.FsRename),
 });
 
 /** The type of {@linkcode Notifications}. */

@@ -28,6 +28,7 @@ export const Method = {
   FsReadDirectory: "fs/readDirectory",
   FsRemove: "fs/remove",
   FsCopy: "fs/copy",
+  FsRename: "fs/rename",
 } as const;
 
 /** Params of `initialize`. */
@@ -243,12 +244,26 @@ export interface ProcessSignalResult {
 export interface FsReadFileParams {
   /** Absolute path or `file://` URI. */
   path: string;
+  /**
+   * [ext] A ranged read: the first byte to return (default 0). With
+   * `offset` or `length` the result also carries `size` and `eof`.
+   */
+  offset?: number;
+  /**
+   * [ext] A ranged read: at most this many bytes (default: to the end of
+   * the file); at most `capabilities.limits.maxReadFileBytes`.
+   */
+  length?: number;
 }
 
 /** Result of `fs/readFile`. */
 export interface FsReadFileResult {
-  /** The file's bytes, base64. */
+  /** The file's bytes (or, for a ranged read, the range's), base64. */
   dataBase64: string;
+  /** [ext] Ranged reads only: the file's size when it was read. */
+  size?: number;
+  /** [ext] Ranged reads only: whether the returned bytes reach the end of the file. */
+  eof?: boolean;
 }
 
 /** Params of `fs/writeFile`. */
@@ -257,6 +272,16 @@ export interface FsWriteFileParams {
   path: string;
   /** The bytes to write, base64. */
   dataBase64: string;
+  /**
+   * [ext] Append to the file (created if missing) instead of replacing
+   * it. Not atomic. Excludes `offset`.
+   */
+  append?: boolean;
+  /**
+   * [ext] Write at this byte offset of the file (created if missing, never
+   * truncated). Not atomic. Excludes `append`.
+   */
+  offset?: number;
 }
 
 /** Params of `fs/createDirectory`. */
@@ -325,6 +350,14 @@ export interface FsCopyParams {
   destinationPath: string;
   /** Needed to copy a directory (default false). */
   recursive?: boolean;
+}
+
+/** [ext] Params of `fs/rename`. */
+export interface FsRenameParams {
+  /** Absolute path or `file://` URI of what to move. */
+  sourcePath: string;
+  /** Absolute path or `file://` URI it moves to (replaced atomically if it exists). */
+  destinationPath: string;
 }
 
 /** The empty result of methods that return nothing. */

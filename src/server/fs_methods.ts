@@ -1,11 +1,14 @@
 /**
  * The `fs/*` methods: untrusted params in, calls on a
  * {@linkcode FileSystem} out, its failures turned into JSON-RPC errors.
+ * **[ext]** Ranged `fs/readFile` (`offset`, `length`), in-place
+ * `fs/writeFile` (`append`, `offset`) and `fs/rename`; without those
+ * params a v0 request gets exactly the v0 answer.
  *
  * @module
  */
 import { encodeBase64 } from "../protocol/base64.ts";
-import { ErrorCode, RpcError } from "../protocol/errors.ts";
+import { ErrorCode, invalidParams, RpcError } from "../protocol/errors.ts";
 import { Requests } from "../protocol/descriptors.ts";
 import {
   optionalBoolean,
@@ -13,9 +16,11 @@ import {
   requireAbsolutePath,
   requireBase64,
 } from "../protocol/validate.ts";
-import { type FileSystem, FileSystemError } from "../fs/types.ts";
+import { type FileSystem, FileSystemError, type WriteFileOptions } from "../fs/types.ts";
+import { integerProblem, lengthProblem, MAX_FILE_OFFSET, placementProblem } from "../fs/range.ts";
 import { toRpcError } from "../runtime/errno.ts";
 import { addHandler, type MethodHandler } from "./method_handlers.ts";
+import { type TransferCollector, transferCollector } from "./transfer_collector.ts";
 
 /**
  * The wire form of a filesystem failure: `invalidInput` is -32600, `io`
@@ -24,6 +29,45 @@ import { addHandler, type MethodHandler } from "./method_handlers.ts";
 export function fileSystemRpcError(err: FileSystemError): RpcError {
   const code = err.kind === "invalidInput" ? ErrorCode.InvalidRequest : ErrorCode.InternalError;
   return new RpcError(code, err.message, err.errno ? { errno: err.errno } : undefined);
+}
+
+/**
+ * The read limit of `fs` when it has one, as `LocalFileSystem` does: a
+ * ranged read of more is then -32602 rather than the filesystem's own
+ * refusal.
+ */
+function readLimitOf(fs: FileSystem): number | undefined {
+  const limit = (fs as { readonly maxReadFileBytes?: unknown }).maxReadFileBytes;
+  return typeof limit === "number" ? limit : undefined;
+}
+
+/**
+ * **[ext]** The bounds of a ranged `fs/readFile`, or undefined for a plain
+ * v0 read (neither `offset` nor `length` given). A bad value, or a
+ * `length` over the read limit, is -32602 naming the field.
+ */
+function rangeParams(
+  p: Record<string, unknown>,
+  limit: number | undefined,
+): { offset?: number; length?: number } | undefined {
+  const offset = p.offset ?? undefined;
+  const length = p.length ?? undefined;
+  if (offset === undefined && length === undefined) return undefined;
+  const problem = integerProblem("offset", offset, MAX_FILE_OFFSET) ??
+    integerProblem("length", length, MAX_FILE_OFFSET) ??
+    lengthProblem(length as number | undefined, limit ?? Infinity);
+  if (problem) throw invalidParams(problem);
+  return { offset: offset as number | undefined, length: length as number | undefined };
+}
+
+/** **[ext]** `append` or `offset` of `fs/writeFile`: -32602 naming a bad one. */
+function placementParams(p: Record<string, unknown>): WriteFileOptions {
+  const problem = placementProblem(p.append, p.offset);
+  if (problem) throw invalidParams(problem);
+  return {
+    append: p.append === true ? true : undefined,
+    offset: typeof p.offset === "number" ? p.offset : undefined,
+  };
 }
 
 /** Run a filesystem call, translating whatever it throws into an RpcError. */
@@ -37,8 +81,59 @@ async function run<T>(method: string, call: () => Promise<T>): Promise<T> {
 }
 
 /**
+ * The methods that move file contents (`fs/readFile`, `fs/writeFile`) and
+ * **[ext]** `fs/rename`, which completes a streamed write.
+ */
+function addContentHandlers(
+  handlers: Map<string, MethodHandler>,
+  fs: FileSystem,
+  collector: TransferCollector,
+): void {
+  const limit = readLimitOf(fs);
+  addHandler(handlers, Requests.fsReadFile, (params) => {
+    const p = paramsObject(params, Requests.fsReadFile.method);
+    const path = requireAbsolutePath(p, "path");
+    const range = rangeParams(p, limit);
+    if (!range) {
+      return run(Requests.fsReadFile.method, async () => {
+        const data = await fs.readFile(path);
+        collector.read(data.byteLength);
+        return { dataBase64: encodeBase64(data) };
+      });
+    }
+    return run(Requests.fsReadFile.method, async () => {
+      const { data, size, eof } = await fs.readRange(path, range);
+      collector.read(data.byteLength);
+      return { dataBase64: encodeBase64(data), size, eof };
+    });
+  });
+  addHandler(handlers, Requests.fsWriteFile, (params) => {
+    const p = paramsObject(params, Requests.fsWriteFile.method);
+    const path = requireAbsolutePath(p, "path");
+    const data = requireBase64(p, "dataBase64");
+    const placement = placementParams(p);
+    collector.wrote(data.byteLength);
+    return run(Requests.fsWriteFile.method, async () => {
+      await fs.writeFile(path, data, placement);
+      return {};
+    });
+  });
+  addHandler(handlers, Requests.fsRename, (params) => {
+    const p = paramsObject(params, Requests.fsRename.method);
+    const sourcePath = requireAbsolutePath(p, "sourcePath");
+    const destinationPath = requireAbsolutePath(p, "destinationPath");
+    return run(Requests.fsRename.method, async () => {
+      await fs.rename(sourcePath, destinationPath);
+      return {};
+    });
+  });
+}
+
+/**
  * The `fs/*` method handlers over `fs`. Params are checked before `fs` is
- * touched: a relative path or bad base64 is -32602.
+ * touched: a relative path or bad base64 is -32602. The bytes read and
+ * written are counted by the server's `transferCollector`, which keeps
+ * bulk transfers from growing memory.
  *
  * @example
  * ```ts
@@ -51,22 +146,7 @@ async function run<T>(method: string, call: () => Promise<T>): Promise<T> {
  */
 export function fsMethods(fs: FileSystem): Map<string, MethodHandler> {
   const handlers = new Map<string, MethodHandler>();
-  addHandler(handlers, Requests.fsReadFile, (params) => {
-    const p = paramsObject(params, Requests.fsReadFile.method);
-    const path = requireAbsolutePath(p, "path");
-    return run(Requests.fsReadFile.method, async () => ({
-      dataBase64: encodeBase64(await fs.readFile(path)),
-    }));
-  });
-  addHandler(handlers, Requests.fsWriteFile, (params) => {
-    const p = paramsObject(params, Requests.fsWriteFile.method);
-    const path = requireAbsolutePath(p, "path");
-    const data = requireBase64(p, "dataBase64");
-    return run(Requests.fsWriteFile.method, async () => {
-      await fs.writeFile(path, data);
-      return {};
-    });
-  });
+  addContentHandlers(handlers, fs, transferCollector);
   addHandler(handlers, Requests.fsCreateDirectory, (params) => {
     const p = paramsObject(params, Requests.fsCreateDirectory.method);
     const path = requireAbsolutePath(p, "path");

@@ -51,6 +51,13 @@ const NEEDS: Record<string, NeedsOf> = {
     read(at(p, "sourcePath"), p.recursive === true),
     write(at(p, "destinationPath"), true, true),
   ],
+  // Like a removal at the source (the entry itself moves, with all below
+  // it) plus a creation at the destination (a symlink there is replaced,
+  // not followed, and a directory there is replaced as a whole).
+  [Requests.fsRename.method]: (p) => [
+    write(at(p, "sourcePath"), false, true),
+    write(at(p, "destinationPath"), false, true),
+  ],
   [CodexRequests.fsWatchMissing.method]: (p) =>
     [p.missing, p.present].flatMap((list) =>
       (list === undefined || list === null ? [] : [list].flat()).map((v) =>

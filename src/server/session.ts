@@ -59,6 +59,7 @@ export function capabilities(
     flowControl: true,
     errno: true,
     fileUris: true,
+    fs: { rangedRead: true, append: true, writeOffset: true, rename: true },
     limits: {
       maxProcesses: opts.maxProcesses,
       maxExitedProcesses: opts.maxExitedProcesses,

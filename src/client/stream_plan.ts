@@ -1,0 +1,128 @@
+/**
+ * How the remote streams size their requests: what the server announced
+ * it supports, and the piece sizes that fit its limits. Pure, so the rules
+ * are tested without a server.
+ *
+ * @module
+ */
+import { checkChunkBytes } from "../fs/chunker.ts";
+
+/**
+ * The default piece of a remote stream: one request moves this many bytes.
+ * Measured on 2 vCPUs, 256 KiB to 512 KiB pieces moved the most bytes per
+ * second over stdio and websocket alike, and larger ones less (4 MiB: about
+ * 0.6x), with more server memory: every piece is a large allocation at
+ * each step (the line, its text, its base64, its bytes).
+ */
+export const REMOTE_CHUNK_BYTES: number = 256 * 1024;
+
+/**
+ * The default number of requests a remote stream keeps in flight: enough
+ * to keep both ends busy on one machine or a LAN. Over a long link the
+ * bytes in flight (window x piece) bound the rate to about that much per
+ * round trip; `RemoteFileSystem`'s `window` option raises it.
+ */
+export const REMOTE_WINDOW = 4;
+
+/** Room left in a request for everything but the base64 text (method, id, path). */
+const ENVELOPE_BYTES = 1024;
+
+/** The `fs` extensions a server announced in `capabilities.fs`. */
+export interface FsSupport {
+  /** `fs/readFile` takes `offset` and `length`. */
+  rangedRead: boolean;
+  /** `fs/writeFile` takes `append`. */
+  append: boolean;
+  /** `fs/writeFile` takes `offset`. */
+  writeOffset: boolean;
+  /** `fs/rename` exists. */
+  rename: boolean;
+  /** `capabilities.limits.maxReadFileBytes`, when announced. */
+  maxReadFileBytes: number | undefined;
+  /** `capabilities.limits.maxMessageBytes`, when announced. */
+  maxMessageBytes: number | undefined;
+}
+
+const positive = (value: unknown): number | undefined =>
+  typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+
+/**
+ * What `capabilities` (an `initialize` result's) says of the `fs`
+ * extensions; a plain v0 server supports none of them.
+ *
+ * @example
+ * ```ts
+ * import { fsSupport } from "./stream_plan.ts";
+ * fsSupport({ fs: { rangedRead: true } }).rangedRead; // true
+ * fsSupport({}).rename; // false
+ * ```
+ */
+export function fsSupport(capabilities: Record<string, unknown> | undefined): FsSupport {
+  const fs = (capabilities?.fs ?? {}) as Record<string, unknown>;
+  const limits = (capabilities?.limits ?? {}) as Record<string, unknown>;
+  return {
+    rangedRead: fs.rangedRead === true,
+    append: fs.append === true,
+    writeOffset: fs.writeOffset === true,
+    rename: fs.rename === true,
+    maxReadFileBytes: positive(limits.maxReadFileBytes),
+    maxMessageBytes: positive(limits.maxMessageBytes),
+  };
+}
+
+/**
+ * The bytes one ranged read asks for: `requested` (default
+ * {@linkcode REMOTE_CHUNK_BYTES}), at most the server's read limit, and at
+ * least 1.
+ *
+ * @throws {RangeError} for a bad `requested`
+ *
+ * @example
+ * ```ts
+ * import { readPieceBytes } from "./stream_plan.ts";
+ * readPieceBytes(undefined, 1024 * 1024); // 1048576
+ * ```
+ */
+export function readPieceBytes(requested: number | undefined, maxReadFileBytes?: number): number {
+  const wanted = checkChunkBytes(requested, REMOTE_CHUNK_BYTES);
+  return Math.max(1, Math.min(wanted, maxReadFileBytes ?? wanted));
+}
+
+/**
+ * The most bytes one `fs/writeFile` to `path` can carry under the message
+ * limit: its base64 text, the path (JSON-escaped, up to 6 bytes a
+ * character) and the envelope must fit; at least 3.
+ *
+ * @example
+ * ```ts
+ * import { messageRoomBytes } from "./stream_plan.ts";
+ * messageRoomBytes(64 * 1024, "/tmp/x"); // 48357
+ * ```
+ */
+export function messageRoomBytes(maxMessageBytes: number, path: string): number {
+  const room = maxMessageBytes - ENVELOPE_BYTES - path.length * 6;
+  return Math.max(3, Math.floor(room / 4) * 3);
+}
+
+/**
+ * The bytes one positional write carries: `requested` (default
+ * {@linkcode REMOTE_CHUNK_BYTES}), cut to what fits in one message to the
+ * server (see {@linkcode messageRoomBytes}).
+ *
+ * @throws {RangeError} for a bad `requested`
+ *
+ * @example
+ * ```ts
+ * import { writePieceBytes } from "./stream_plan.ts";
+ * writePieceBytes(undefined, 64 * 1024, "/tmp/x"); // 48357
+ * ```
+ */
+export function writePieceBytes(
+  requested: number | undefined,
+  maxMessageBytes: number | undefined,
+  path: string,
+): number {
+  const wanted = checkChunkBytes(requested, REMOTE_CHUNK_BYTES);
+  if (maxMessageBytes === undefined) return wanted;
+  return Math.min(wanted, messageRoomBytes(maxMessageBytes, path));
+}

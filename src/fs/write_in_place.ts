@@ -1,0 +1,62 @@
+/**
+ * `writeFile` with `append` or `offset`: bytes written into the file
+ * itself rather than into a replacement, so a large file can be built up
+ * in parts. Not atomic: a reader may see a part written and the next not.
+ *
+ * @module
+ */
+import { constants } from "node:fs";
+import * as fsp from "node:fs/promises";
+import { orOsError, osError, refused } from "./errno.ts";
+import type { WritePlacement } from "./range.ts";
+import { kindOf } from "./stat.ts";
+
+const op = "writeFile";
+
+/**
+ * Append `data` to `path`, or write it at `placement.offset`, creating the
+ * file (mode 0666 minus umask) when it is missing and never truncating it.
+ * Writing past the end leaves a hole that reads as zeros. Symlinks are
+ * followed. A directory is `EISDIR`; a fifo, socket or device is refused
+ * with `EINVAL`.
+ *
+ * @param path absolute, already checked
+ * @throws {FileSystemError} for every failure
+ *
+ * @example
+ * ```ts
+ * import { writeInPlace } from "./write_in_place.ts";
+ * const bytes = new TextEncoder().encode("more\n");
+ * await writeInPlace("/tmp/log.txt", bytes, { kind: "append" });
+ * await writeInPlace("/tmp/log.txt", bytes, { kind: "at", offset: 0 });
+ * ```
+ */
+export async function writeInPlace(
+  path: string,
+  data: Uint8Array,
+  placement: Exclude<WritePlacement, { kind: "replace" }>,
+): Promise<void> {
+  if (path.endsWith("/")) throw osError(op, path, { code: "EISDIR" });
+  // O_NONBLOCK: opening a fifo for writing without a reader fails at once
+  // (ENXIO) instead of blocking until one appears; with a reader it opens
+  // and is refused below. O_NOCTTY: a terminal never becomes the server's.
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_NONBLOCK |
+    constants.O_NOCTTY | (placement.kind === "append" ? constants.O_APPEND : 0);
+  const handle = await orOsError(op, path, () => fsp.open(path, flags, 0o666));
+  try {
+    const st = await handle.stat();
+    if (!st.isFile()) throw refused(op, path, "EINVAL", `${kindOf(st)} is not a regular file`);
+    let done = 0;
+    while (done < data.byteLength) {
+      // With O_APPEND the position is ignored and each write lands at the end.
+      const position = placement.kind === "at" ? placement.offset + done : null;
+      const { bytesWritten } = await handle.write(data, done, data.byteLength - done, position);
+      if (bytesWritten <= 0) throw Object.assign(new Error("no progress"), { code: "EIO" });
+      done += bytesWritten;
+    }
+  } catch (err) {
+    throw osError(op, path, err);
+  } finally {
+    await handle.close().catch(() => {});
+  }
+}
