@@ -1,15 +1,16 @@
 /**
  * Run by pty_hazards_test.ts inside a private pid namespace (as its pid 1):
  * a process that exited is retained by the server; another process then
- * gets its pid and has a child; closing the connection must kill neither.
+ * gets its pid and has a child; closing the connection must kill neither,
+ * and with `kill`, neither must SIGKILL to the server (its reaper runs).
  *
- * Usage: unshare --pid --fork --mount-proc deno run -A pid_reuse_scenario.ts '["cmd", ...]'
+ * Usage: unshare --pid --fork --mount-proc deno run -A pid_reuse_scenario.ts '["cmd", ...]' [kill]
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import process from "node:process";
-import { isAlive, TestServer } from "./harness.ts";
+import { eventually, isAlive, pidsByArgv0, TestServer } from "./harness.ts";
 
 function killGroup(pgid: number): void {
   try {
@@ -20,6 +21,7 @@ function killGroup(pgid: number): void {
 }
 
 const command: string[] = JSON.parse(process.argv[2] ?? Deno.args[0]);
+const kill = (process.argv[3] ?? Deno.args[1]) === "kill";
 const s = await TestServer.start([], { command });
 await s.start("short", ["sh", "-c", "echo $$"]);
 await s.waitExited("short");
@@ -37,8 +39,16 @@ try {
     other.stdout!.once("data", (d: Uint8Array) => resolve(Number(String(d).trim())))
   );
   assert.equal(await isAlive(child), true);
-  await s.close(); // closeAll() runs for the retained process
-  await new Promise((r) => setTimeout(r, 300));
+  if (kill) {
+    // The namespace holds one server, so one reaper.
+    const [reaper] = await pidsByArgv0("exec-server-reaper");
+    assert.ok(reaper, "the server has no reaper");
+    s.kill();
+    await eventually(async () => !(await isAlive(reaper)), 5000, "the reaper's sweep");
+  } else {
+    await s.close(); // closeAll() runs for the retained process
+    await new Promise((r) => setTimeout(r, 300));
+  }
   assert.equal(await isAlive(child), true, "an unrelated process's child was killed");
   assert.equal(await isAlive(pid), true, "an unrelated process was killed");
   console.log("scenario passed");

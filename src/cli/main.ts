@@ -13,6 +13,7 @@ import {
   stdoutWritable,
   stdoutWriteCompletes,
 } from "../runtime/runtime.ts";
+import { startLifeline } from "../process/lifeline.ts";
 import { createLogger } from "../server/logger.ts";
 import { ExecServer } from "../server/server.ts";
 import type { WebSocketServerHandle } from "../transport/serve_websocket.ts";
@@ -45,6 +46,8 @@ export async function main(args: string[]): Promise<number> {
     return 0;
   }
   const logger = createLogger(cli.logLevel);
+  // Whatever ends this process, the processes it starts end with it.
+  startLifeline({ onProblem: (message) => logger.warn(message) });
   const server = new ExecServer({
     maxOutputBytes: cli.maxOutputBytes,
     exitedRetentionMs: cli.exitedRetentionMs,

@@ -5,7 +5,8 @@
  * @module
  */
 import process from "node:process";
-import { type ProcStat, readAllProcStats, readProcStat } from "./proc_stat.ts";
+import { activeLifeline } from "./lifeline.ts";
+import { groupStillHas, type ProcStat, readAllProcStats } from "./proc_stat.ts";
 
 /**
  * The pids of all live descendants of `pid`, found through `/proc` (Linux).
@@ -102,19 +103,16 @@ export async function leftoversOf(pgid: number): Promise<GroupLeftovers | undefi
  * it is provably the same group: one of the recorded members still exists
  * (same pid and start time) and still belongs to it, so the group never
  * emptied and its id was never free for reuse. Otherwise nothing is sent.
+ *
+ * @returns whether the group was signalled
  */
 export async function signalLeftovers(
   leftovers: GroupLeftovers | undefined,
   signal: string,
-): Promise<void> {
-  if (!leftovers) return;
-  for (const m of leftovers.members) {
-    const stat = await readProcStat(m.pid);
-    if (stat && stat.startTime === m.start && stat.pgrp === leftovers.pgid) {
-      signalGroup(leftovers.pgid, signal);
-      return;
-    }
-  }
+): Promise<boolean> {
+  if (!leftovers || !(await groupStillHas(leftovers.pgid, leftovers.members))) return false;
+  signalGroup(leftovers.pgid, signal);
+  return true;
 }
 
 /**
@@ -138,9 +136,11 @@ export class ProcessGroup {
   readonly pid: number;
   #leftovers: Promise<GroupLeftovers | undefined> | undefined;
 
-  /** @param pid a child that leads a group of its own */
+  /** @param pid a child that leads a group (and session) of its own */
   constructor(pid: number) {
     this.pid = pid;
+    // Should the server die, the lifeline's reaper ends the group.
+    activeLifeline()?.track(pid);
   }
 
   /** Whether the leader has been reaped. */
@@ -150,7 +150,14 @@ export class ProcessGroup {
 
   /** The leader was reaped: record what is left of its group now. */
   reaped(): void {
-    this.#leftovers ??= leftoversOf(this.pid);
+    if (this.#leftovers) return;
+    this.#leftovers = leftoversOf(this.pid);
+    const lifeline = activeLifeline();
+    // Once reaped the pid is free: the reaper keeps the group only while
+    // it provably is the same group, and forgets one that emptied.
+    if (lifeline) {
+      void this.#leftovers.then((l) => l ? lifeline.leftovers(l) : lifeline.forget(this.pid));
+    }
   }
 
   /** Send `signal` to the group (or to its recorded leftovers). */
@@ -161,7 +168,10 @@ export class ProcessGroup {
 
   /** Send `signal` to the whole tree (or to the recorded leftovers). */
   async killTree(signal: string): Promise<void> {
-    if (this.#leftovers) await signalLeftovers(await this.#leftovers, signal);
-    else await signalTree(this.pid, signal);
+    if (!this.#leftovers) return await signalTree(this.pid, signal);
+    const leftovers = await this.#leftovers;
+    const signalled = await signalLeftovers(leftovers, signal);
+    // A group that is gone or was just SIGKILLed needs no reaper any more.
+    if (leftovers && (!signalled || signal === "SIGKILL")) activeLifeline()?.forget(this.pid);
   }
 }

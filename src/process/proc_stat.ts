@@ -83,3 +83,19 @@ export async function readAllProcStats(): Promise<ProcStat[] | undefined> {
   );
   return stats.filter((s): s is ProcStat => s !== undefined);
 }
+
+/**
+ * Whether one of `members` (each a pid with its `/proc` start time) still
+ * exists and still belongs to group `pgid`: then that group never emptied
+ * since the members were recorded, so its id was never free for reuse.
+ */
+export async function groupStillHas(
+  pgid: number,
+  members: readonly { pid: number; start: string }[],
+): Promise<boolean> {
+  for (const m of members) {
+    const stat = await readProcStat(m.pid);
+    if (stat && stat.startTime === m.start && stat.pgrp === pgid) return true;
+  }
+  return false;
+}
