@@ -96,8 +96,12 @@ export class FdWriter {
     this.#cancelled = reason;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    const queue = this.#queue;
-    this.#queue = [];
+    // A write in flight may well have reached the descriptor (a fast child
+    // reads it, answers and exits before its callback runs): its callback
+    // settles it by what was written, instead of calling it lost.
+    const inFlight = this.#busy ? this.#queue[0] : undefined;
+    const queue = inFlight ? this.#queue.slice(1) : this.#queue;
+    this.#queue = inFlight ? [inFlight] : [];
     for (const p of queue) p.reject(new WriterCancelledError(reason));
   }
 
@@ -119,7 +123,12 @@ export class FdWriter {
       null,
       (err, written) => {
         this.#busy = false;
-        if (this.#cancelled !== undefined) return;
+        if (this.#cancelled !== undefined) {
+          this.#queue = [];
+          if (!err && head.offset + written >= head.data.length) head.resolve();
+          else head.reject(new WriterCancelledError(this.#cancelled));
+          return;
+        }
         if (err) {
           const code = (err as { code?: string }).code;
           if (code === "EAGAIN" || code === "EWOULDBLOCK") {

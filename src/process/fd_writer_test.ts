@@ -86,3 +86,22 @@ Deno.test("FdWriter: cancel rejects what is queued and every later write", async
     f.cleanup();
   }
 });
+
+Deno.test("FdWriter: a write in flight when cancelled settles by what it wrote", async () => {
+  const f = fullFifo();
+  try {
+    // Room for the write: it goes out at once, and cancel() comes while it
+    // is in flight (a fast child answered and exited before its callback).
+    drain(f.reader);
+    const w = new FdWriter(f.writer);
+    // One byte: under Deno the writer hands over a byte per call.
+    const inFlight = w.write(new Uint8Array([7]));
+    const queued = assert.rejects(w.write(new Uint8Array([1])), WriterCancelledError);
+    w.cancel("the process exited");
+    await inFlight;
+    await queued;
+    assert.deepEqual(drain(f.reader), [7]);
+  } finally {
+    f.cleanup();
+  }
+});
