@@ -79,9 +79,12 @@ async function writeAll(handle: fsp.FileHandle, data: Uint8Array): Promise<void>
   }
 }
 
-async function syncDirectory(dir: string): Promise<void> {
-  // Makes the rename durable; some filesystems refuse fsync on a directory,
-  // and the rename has already happened, so failures are ignored.
+/**
+ * fsync directory `dir`, which makes a rename in it durable. Some
+ * filesystems refuse fsync on a directory, and the rename has already
+ * happened, so failures are ignored.
+ */
+export async function syncDirectory(dir: string): Promise<void> {
   try {
     const handle = await fsp.open(dir, constants.O_RDONLY);
     try {

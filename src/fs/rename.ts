@@ -7,6 +7,7 @@
 import { constants } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { dirname } from "node:path";
+import { syncDirectory } from "./atomic_write.ts";
 import { osError } from "./errno.ts";
 import { withoutTrailingSlashes } from "./paths.ts";
 
@@ -43,7 +44,7 @@ export async function renamePath(source: string, destination: string): Promise<v
   } catch (err) {
     throw osError(op, source, err, subject);
   }
-  await flushDirectory(dirname(withoutTrailingSlashes(destination)));
+  await syncDirectory(dirname(withoutTrailingSlashes(destination)));
 }
 
 /** fsync `path` when it is a regular file the server can open; else nothing. */
@@ -58,19 +59,5 @@ async function flushFile(path: string): Promise<void> {
     // Missing, a symlink, unreadable: the rename itself says what matters.
   } finally {
     await handle?.close().catch(() => {});
-  }
-}
-
-/** fsync a directory so that a rename in it is durable; some filesystems refuse. */
-async function flushDirectory(dir: string): Promise<void> {
-  try {
-    const handle = await fsp.open(dir, constants.O_RDONLY);
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // best effort: the rename has happened
   }
 }
