@@ -6,10 +6,10 @@
  *
  * @module
  */
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
+import { run } from "./shell.ts";
 import { type Target, TARGET_INFO } from "./targets.ts";
 
 /** A fetched Node build. */
@@ -29,22 +29,6 @@ export function buildCacheDir(): string {
   return join(base, "exec-server-build");
 }
 
-function sh(cmd: string, args: string[], cwd: string, what: string): string {
-  const res = spawnSync(cmd, args, {
-    cwd,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"],
-    timeout: 600_000,
-    maxBuffer: 16 << 20,
-  });
-  if (res.status !== 0) {
-    throw new Error(
-      `${what}: ${cmd} ${args.join(" ")} failed: ${res.error?.message ?? ""}${res.stderr}`,
-    );
-  }
-  return res.stdout;
-}
-
 /**
  * The Node build of `version` for `target`, fetched into the cache when it
  * is not there yet.
@@ -62,9 +46,9 @@ export function fetchNode(target: Target, version: string): NodeDist {
   const work = mkdtempSync(join(buildCacheDir(), `.fetch-${pkg}-`));
   try {
     console.error(`build_binary: fetching ${pkg}@${version} from the npm registry`);
-    const out = sh("npm", ["pack", `${pkg}@${version}`, "--silent"], work, "npm pack");
+    const out = run("npm", ["pack", `${pkg}@${version}`, "--silent"], "npm pack", work);
     const tarball = join(work, out.trim().split("\n").at(-1)!);
-    sh("tar", ["-xzf", tarball, "package/bin/node", "package/include/node"], work, "tar");
+    run("tar", ["-xzf", tarball, "package/bin/node", "package/include/node"], "tar", work);
     rmSync(dir, { recursive: true, force: true });
     // Renamed into place whole, so a cut fetch never leaves half a build.
     renameSync(join(work, "package"), dir);

@@ -20,6 +20,7 @@ import {
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { buildCacheDir, type NodeDist } from "./node_dist.ts";
+import { onPath } from "./shell.ts";
 import { hostTarget, type Target } from "./targets.ts";
 
 /** The files a target's PTY support is made of. */
@@ -75,7 +76,7 @@ function crossCompileArm64(root: string, pty: string, dist: NodeDist): PtyAddon 
   const out = join(buildCacheDir(), `pty-linux-arm64-${key}`, "pty.node");
   if (existsSync(out)) return { addon: out, origin: "cross-compiled (cached)" };
   for (const tool of ["aarch64-linux-gnu-gcc", "aarch64-linux-gnu-g++"]) {
-    if (spawnSync("sh", ["-c", `command -v ${tool}`]).status !== 0) {
+    if (!onPath(tool)) {
       throw new Error(`${tool} is missing: apt-get install g++-aarch64-linux-gnu`);
     }
   }

@@ -8,13 +8,13 @@
  *
  * @module
  */
-import { spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import * as esbuild from "esbuild";
 import { ADDON_FILE_NAME, HELPER_FILE_NAME } from "../sea_addon.ts";
 import type { PtyAddon } from "./pty_addons.ts";
+import { onPath, run } from "./shell.ts";
 import { hostTarget, type Target, TARGET_INFO } from "./targets.ts";
 
 /** Node's documented SEA fuse; postject flips it so Node looks for the blob. */
@@ -38,31 +38,6 @@ export interface SeaInputs {
   pty: PtyAddon;
   /** Strip symbols (Linux only). */
   strip: boolean;
-}
-
-/** Run a command; throw with its output when it fails. */
-export function run(cmd: string, args: string[], what: string, cwd?: string): string {
-  const res = spawnSync(cmd, args, {
-    cwd,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"],
-    timeout: 600_000,
-    maxBuffer: 64 << 20,
-  });
-  if (res.error) throw new Error(`${what}: could not run ${cmd}: ${res.error.message}`);
-  if (res.status !== 0) {
-    throw new Error(
-      `${what}: ${cmd} ${args.join(" ")} exited with ${
-        res.status ?? res.signal
-      }\n${res.stdout}${res.stderr}`,
-    );
-  }
-  return res.stdout;
-}
-
-/** Whether `name` is on PATH. */
-export function onPath(name: string): boolean {
-  return spawnSync("sh", ["-c", `command -v ${name}`]).status === 0;
 }
 
 /**

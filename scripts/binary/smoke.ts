@@ -9,7 +9,8 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { VERSION } from "../../src/version.ts";
-import { onPath, run, SEA_FUSE } from "./sea_build.ts";
+import { SEA_FUSE } from "./sea_build.ts";
+import { onPath, run } from "./shell.ts";
 import { hostTarget, type Target, TARGET_INFO } from "./targets.ts";
 
 /** Mach-O CPU types (`cputype`, little-endian at offset 4). */
