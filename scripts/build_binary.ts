@@ -41,7 +41,8 @@ import { gzipSync } from "node:zlib";
 import { VERSION } from "../src/version.ts";
 import { fetchNode } from "./binary/node_dist.ts";
 import { ptyAddonFor } from "./binary/pty_addons.ts";
-import { buildSea, onPath, run, type SeaInputs } from "./binary/sea_build.ts";
+import { buildSea, type SeaInputs } from "./binary/sea_build.ts";
+import { onPath, run } from "./binary/shell.ts";
 import { checkBuilt } from "./binary/smoke.ts";
 import { EMBEDDED_NODE_VERSION, hostTarget, parseTargets, type Target } from "./binary/targets.ts";
 
