@@ -12,8 +12,6 @@
  * may be reused.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import process from "node:process";
 import { DIST_BINARY, ensureBinary } from "./binary_fixture.ts";
 import { CodexWs, startTokenServer } from "./codex_cli_fixture.ts";
@@ -28,6 +26,7 @@ import {
   procStat,
   TestServer,
 } from "./harness.ts";
+import { canSteerPids, runPidScenario } from "./pid_scenario_fixture.ts";
 import { bwrapMissing } from "./sandbox_fixture.ts";
 import type { WsServer } from "./ws_fixture.ts";
 
@@ -297,32 +296,12 @@ Deno.test("a server that exits cleanly takes its reaper along", async () => {
   await eventually(async () => !(await isAlive(reaper)), DEADLINE_MS, "the reaper's exit");
 });
 
-/** Root with `unshare`: the scenario steers pids in a namespace of its own. */
-const canSteerPids = process.getuid?.() === 0 && existsSync("/usr/bin/unshare");
-const SCENARIO = new URL("./pid_reuse_scenario.ts", import.meta.url).pathname;
-
 for (const runtime of RUNTIMES) {
   Deno.test({
     name: `${runtime.name}: after SIGKILL the reaper spares a reused pid`,
-    ignore: !canSteerPids,
+    ignore: !canSteerPids(),
     fn: async () => {
-      const child = spawn("/usr/bin/unshare", [
-        "--pid",
-        "--fork",
-        "--mount-proc",
-        process.execPath,
-        "run",
-        "-A",
-        SCENARIO,
-        JSON.stringify(await runtime.command()),
-        "kill",
-      ], { stdio: ["ignore", "pipe", "pipe"] });
-      let out = "";
-      child.stdout!.on("data", (d) => out += d);
-      child.stderr!.on("data", (d) => out += d);
-      const code = await new Promise<number | null>((r) => child.on("exit", (c) => r(c)));
-      assert.equal(code, 0, `the scenario failed:\n${out}`);
-      assert.match(out, /scenario passed/);
+      await runPidScenario(await runtime.command(), "kill");
     },
   });
 }

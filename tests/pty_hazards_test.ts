@@ -5,10 +5,9 @@
  * both runtimes.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import process from "node:process";
 import { b64, denoServerCommand, nodeServerCommand, TestServer } from "./harness.ts";
+import { canSteerPids, runPidScenario } from "./pid_scenario_fixture.ts";
 
 const runtimes: [string, () => string[]][] = [
   ["deno", denoServerCommand],
@@ -76,18 +75,6 @@ for (const [name, command] of runtimes) {
   });
 }
 
-/**
- * Whether this test may steer pid allocation: root, with `unshare` to give
- * the scenario a pid namespace of its own. The kernel's pid counter is
- * shared by everything on the machine; steered in the open, it raced the
- * parallel suite ("could not reuse the pid (another process took it)").
- */
-function canSteerPids(): boolean {
-  return process.getuid?.() === 0 && existsSync("/usr/bin/unshare");
-}
-
-const SCENARIO = new URL("./pid_reuse_scenario.ts", import.meta.url).pathname;
-
 for (const [name, command] of runtimes) {
   Deno.test({
     name: `pids (${name}): a retained process's reused pid is not killed at disconnect`,
@@ -95,22 +82,9 @@ for (const [name, command] of runtimes) {
     fn: async () => {
       // The whole scenario, server included, runs in a private pid
       // namespace: no other process can take the pid it steers towards.
-      const child = spawn("/usr/bin/unshare", [
-        "--pid",
-        "--fork",
-        "--mount-proc",
-        process.execPath,
-        "run",
-        "-A",
-        SCENARIO,
-        JSON.stringify(command()),
-      ], { stdio: ["ignore", "pipe", "pipe"] });
-      let out = "";
-      child.stdout!.on("data", (d) => out += d);
-      child.stderr!.on("data", (d) => out += d);
-      const code = await new Promise<number | null>((r) => child.on("exit", (c) => r(c)));
-      assert.equal(code, 0, `the scenario failed:\n${out}`);
-      assert.match(out, /scenario passed/);
+      // (Steered in the open, the shared pid counter raced the parallel
+      // suite: "could not reuse the pid (another process took it)".)
+      await runPidScenario(command());
     },
   });
 }
