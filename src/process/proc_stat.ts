@@ -68,20 +68,58 @@ export async function readProcStat(pid: number): Promise<ProcStat | undefined> {
 }
 
 /**
- * Every process's stat, read concurrently, or undefined where `/proc`
- * cannot be listed (not Linux).
+ * How many `/proc/N/stat` files one scan reads at a time. Reading them all
+ * at once opened hundreds of files per scan; thirty processes that exit
+ * together, each scanning for leftovers, ran the server out of file
+ * descriptors (EMFILE) and flooded the runtime's blocking-I/O threads, so
+ * that a child's pipe was not read for longer than the exit drain waits.
  */
-export async function readAllProcStats(): Promise<ProcStat[] | undefined> {
+const SCAN_CONCURRENCY = 8;
+
+let scanning: Promise<ProcStat[] | undefined> | undefined;
+let queuedScan: Promise<ProcStat[] | undefined> | undefined;
+
+/**
+ * Every process's stat, read a few at a time, or undefined where `/proc`
+ * cannot be listed (not Linux). Callers that ask while a scan runs share
+ * the next one, which starts after theirs was asked for: thirty processes
+ * exiting together cost two scans, not thirty.
+ */
+export function readAllProcStats(): Promise<ProcStat[] | undefined> {
+  if (!scanning) return startScan();
+  queuedScan ??= scanning.then(() => {
+    queuedScan = undefined;
+    return startScan();
+  });
+  return queuedScan;
+}
+
+function startScan(): Promise<ProcStat[] | undefined> {
+  const scan = scanProc().finally(() => {
+    if (scanning === scan) scanning = undefined;
+  });
+  scanning = scan;
+  return scan;
+}
+
+async function scanProc(): Promise<ProcStat[] | undefined> {
   let names: string[];
   try {
     names = await readdir("/proc");
   } catch {
     return undefined;
   }
-  const stats = await Promise.all(
-    names.filter((n) => /^\d+$/.test(n)).map((n) => readProcStat(Number(n))),
-  );
-  return stats.filter((s): s is ProcStat => s !== undefined);
+  const pids = names.filter((n) => /^\d+$/.test(n)).map(Number);
+  const stats: ProcStat[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < pids.length) {
+      const stat = await readProcStat(pids[next++]);
+      if (stat) stats.push(stat);
+    }
+  };
+  await Promise.all(Array.from({ length: SCAN_CONCURRENCY }, worker));
+  return stats;
 }
 
 /**

@@ -26,3 +26,15 @@ Deno.test("readProcStat reads this process; readAllProcStats includes it", async
   assert.ok((await readAllProcStats())?.some((s) => s.pid === process.pid));
   assert.equal(await readProcStat(2 ** 30), undefined);
 });
+
+Deno.test("readAllProcStats: callers during a scan share the next one (a burst costs two)", async () => {
+  const calls = Array.from({ length: 30 }, () => readAllProcStats());
+  assert.ok(new Set(calls).size <= 2, `${new Set(calls).size} scans for 30 callers`);
+  for (const stats of await Promise.all(calls)) {
+    assert.ok(stats!.some((s) => s.pid === process.pid), "each scan sees this process");
+  }
+  // Once the burst is over, a caller gets a scan of its own again.
+  const later = readAllProcStats();
+  assert.ok(!calls.includes(later));
+  await later;
+});
