@@ -91,13 +91,9 @@ export class LocalProcesses implements ExecProcess {
     try {
       proc = await startControlled({ ...o, sandbox: o.sandboxPolicy }, {
         drainQuietMs: this.#opts.exitDrainMs ?? 250,
-        // Node hands out Buffers; a plain view makes local and remote chunks alike.
-        onOutput: (stream, data) =>
-          sink.output({
-            stream,
-            data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
-            seq: ++seq,
-          }),
+        // The bytes are only lent for the call (the read buffer is reused);
+        // the copy is also a plain Uint8Array, like a remote chunk.
+        onOutput: (stream, data) => sink.output({ stream, data: new Uint8Array(data), seq: ++seq }),
       });
     } catch (err) {
       this.#live.delete(id);

@@ -4,9 +4,8 @@
  *
  * @module
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import type { Readable } from "node:stream";
 import type { StreamName, TerminalSize } from "../protocol/methods.ts";
+import { type PipeChild, PipeSpawnError, spawnPipeChild } from "../runtime/pipe_child.ts";
 import { ExitDrain } from "./exit_drain.ts";
 import { exitStatusOf } from "./signals.ts";
 import { ProcessGroup } from "./kill_tree.ts";
@@ -20,39 +19,30 @@ import {
 } from "./types.ts";
 import { constants } from "node:os";
 
+const STREAMS: readonly StreamName[] = ["stdout", "stderr"];
+
 /**
  * Start a child on pipes. Resolves once the child exists.
  *
  * @throws {SpawnCheckError} when the program or cwd cannot be used
  */
 export async function spawnPipeProcess(req: SpawnRequest): Promise<ProcessHandle> {
-  const child = spawn(req.argv[0], req.argv.slice(1), {
-    cwd: req.cwd,
-    env: req.env,
-    argv0: req.arg0 ?? req.argv[0],
-    detached: true,
-    stdio: [req.pipeStdin ? "pipe" : "ignore", "pipe", "pipe"],
-    windowsHide: true,
-  });
-  const failure = await new Promise<(Error & { code?: string }) | undefined>((resolve) => {
-    const onError = (err: Error & { code?: string }) => {
-      child.off("spawn", onSpawn);
-      resolve(err);
-    };
-    const onSpawn = () => {
-      child.off("error", onError);
-      resolve(undefined);
-    };
-    child.once("error", onError);
-    child.once("spawn", onSpawn);
-  });
-  if (failure) {
+  let child: PipeChild;
+  try {
+    child = await spawnPipeChild({
+      argv: req.argv,
+      arg0: req.arg0,
+      cwd: req.cwd,
+      env: req.env,
+      stdin: req.pipeStdin,
+    });
+  } catch (err) {
+    if (!(err instanceof PipeSpawnError)) throw err;
     // The spawn error does not say whether the program or the cwd was the
     // problem; the checks run only now, off the common path, to say which.
     await checkCwd(req.cwd);
     await resolveProgram(req.argv[0], req.env, req.cwd);
-    const errno = failure.code ?? "EIO";
-    throw new SpawnCheckError(`${req.argv[0]} could not be started (${errno})`, errno);
+    throw new SpawnCheckError(err.message, err.code);
   }
   return new PipeProcess(child, req);
 }
@@ -60,75 +50,48 @@ export async function spawnPipeProcess(req: SpawnRequest): Promise<ProcessHandle
 class PipeProcess implements ProcessHandle {
   readonly pid: number;
   readonly finished: Promise<ExitStatus>;
-  #child: ChildProcess;
-  #stdinOpen: boolean;
+  #child: PipeChild;
   #drain: ExitDrain;
-  #outputs: Readable[];
   /** Signals reach the group, and after the reap only what was left of it. */
   #group: ProcessGroup;
 
-  constructor(child: ChildProcess, req: SpawnRequest) {
+  constructor(child: PipeChild, req: SpawnRequest) {
     this.#child = child;
-    this.pid = child.pid!;
+    this.pid = child.pid;
     this.#group = new ProcessGroup(this.pid);
-    this.#stdinOpen = req.pipeStdin && child.stdin !== null;
-    // A child that exits without reading leaves EPIPE on later writes;
-    // that is the write's failure to report, not a crash.
-    child.stdin?.on("error", () => {
-      this.#stdinOpen = false;
-    });
-    this.#outputs = [child.stdout!, child.stderr!];
     let resolveFinished!: (s: ExitStatus) => void;
     this.finished = new Promise((r) => resolveFinished = r);
     this.#drain = new ExitDrain(2, req.drainQuietMs, (status, forced) => {
-      if (forced) { for (const s of this.#outputs) s.destroy(); }
+      if (forced) child.destroyOutputs();
       resolveFinished(status);
     });
-    const watch = (stream: Readable, name: StreamName) => {
-      let ended = false;
-      const end = () => {
-        if (ended) return;
-        ended = true;
-        this.#drain.streamEnded();
-      };
-      stream.on("data", (chunk: Uint8Array) => {
+    child.read({
+      onChunk: (index, bytes) => {
         this.#drain.data();
-        req.onOutput(name, chunk);
-      });
-      stream.on("end", end);
-      stream.on("close", end);
-      stream.on("error", end);
-    };
-    watch(child.stdout!, "stdout");
-    watch(child.stderr!, "stderr");
-    child.on("exit", (code, signal) => {
-      this.#stdinOpen = false;
+        req.onOutput(STREAMS[index], bytes);
+      },
+      onEnd: () => this.#drain.streamEnded(),
+    });
+    void child.exited.then(({ code, signal }) => {
       this.#group.reaped();
-      this.#drain.exit(exitStatusOf(code ?? 0, signal ? constants.signals[signal] : undefined));
+      this.#drain.exit(
+        exitStatusOf(code ?? 0, signal ? constants.signals[signal as "SIGINT"] : undefined),
+      );
     });
   }
 
   get stdinOpen(): boolean {
-    return this.#stdinOpen;
+    return this.#child.stdinOpen;
   }
 
   write(data: Uint8Array): Promise<void> {
-    const stdin = this.#child.stdin;
-    if (!this.#stdinOpen || !stdin) {
-      return Promise.reject(new StdinClosedError(this.pid));
-    }
-    return new Promise((resolve, reject) => {
-      stdin.write(data, (err) => err ? reject(err) : resolve());
-    });
+    if (!this.#child.stdinOpen) return Promise.reject(new StdinClosedError(this.pid));
+    return this.#child.write(data);
   }
 
   closeStdin(): Promise<void> {
-    const stdin = this.#child.stdin;
-    if (!this.#stdinOpen || !stdin) {
-      return Promise.reject(new StdinClosedError(this.pid));
-    }
-    this.#stdinOpen = false;
-    return new Promise((resolve) => stdin.end(() => resolve()));
+    if (!this.#child.stdinOpen) return Promise.reject(new StdinClosedError(this.pid));
+    return this.#child.closeStdin();
   }
 
   resize(_size: TerminalSize): void {
@@ -144,12 +107,12 @@ class PipeProcess implements ProcessHandle {
   }
 
   pause(): void {
-    for (const s of this.#outputs) s.pause();
+    this.#child.pause();
     this.#drain.pause();
   }
 
   resume(): void {
-    for (const s of this.#outputs) s.resume();
+    this.#child.resume();
     this.#drain.resume();
   }
 }

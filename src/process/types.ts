@@ -35,7 +35,11 @@ export interface SpawnRequest {
   pipeStdin: boolean;
   /** PTY only: initial size. */
   size: TerminalSize;
-  /** Receives every chunk read from the child, in order. */
+  /**
+   * Receives every chunk read from the child, in order. The bytes are only
+   * lent for the call: a backend may read into the same buffer again, so a
+   * receiver that keeps them copies them.
+   */
   onOutput(stream: StreamName, chunk: Uint8Array): void;
   /**
    * After the child exits, how long its output streams may stay silent

@@ -30,9 +30,9 @@ export class ManagedProcess {
   pendingNotes: string[] = [];
   /** Output read since the last flush, merged into one chunk (same stream). */
   coalesceStream: StreamName | undefined;
-  /** The parts of that chunk. */
-  coalesceParts: Uint8Array[] = [];
-  /** Their total size. */
+  /** The merge buffer holding that chunk, while the process runs. */
+  coalesce: Uint8Array | undefined;
+  /** The chunk's size so far. */
   coalesceBytes = 0;
   /** Reads waiting for output or the exit. */
   waiters: Set<() => void> = new Set();

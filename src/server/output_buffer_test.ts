@@ -112,3 +112,35 @@ Deno.test("OutputBuffer: stays correct across many evictions (internal compactio
   assert.equal(tail.nextSeq, 4993);
   assert.equal(tail.complete, false);
 });
+
+Deno.test("OutputBuffer: keeps a copy, so the caller may reuse its buffer", () => {
+  const buf = new OutputBuffer(100);
+  const reused = new Uint8Array([1, 2, 3]);
+  buf.append("stdout", reused);
+  reused.fill(9);
+  buf.append("stdout", reused);
+  assert.deepEqual(buf.read(0).chunks.map((c) => [...c.data]), [[1, 2, 3], [9, 9, 9]]);
+});
+
+Deno.test("OutputBuffer: the ring returns every byte right as it grows, wraps and evicts", () => {
+  // A model that keeps every chunk whole, against the ring, with sizes that
+  // force growth from 4 KiB, wrap-around at every offset, and oversize chunks.
+  const cap = 10_000;
+  const buf = new OutputBuffer(cap);
+  const model: { seq: number; data: Uint8Array }[] = [];
+  let seed = 7;
+  const rand = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+  for (let i = 1; i <= 3000; i++) {
+    const size = i % 500 === 0 ? cap + rand(50) : rand(i % 3 === 0 ? 3000 : 300);
+    const data = new Uint8Array(size).map((_, k) => (i * 31 + k) & 0xff);
+    const { seq } = buf.append("stdout", data);
+    model.push({ seq, data });
+    let bytes = model.reduce((n, c) => n + c.data.length, 0);
+    while (bytes > cap && model.length > 1) bytes -= model.shift()!.data.length;
+    if (i % 7 === 0 || size > cap) {
+      const got = buf.read(0).chunks;
+      assert.deepEqual(got.map((c) => c.seq), model.map((c) => c.seq));
+      got.forEach((c, k) => assert.deepEqual(c.data, model[k].data, `chunk ${c.seq}`));
+    }
+  }
+});

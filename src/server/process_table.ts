@@ -22,7 +22,6 @@ import { serverIdleCollector } from "./idle_collector.ts";
 import { ManagedProcess } from "./managed_process.ts";
 import { outputNote } from "./process_notes.ts";
 import { type ProcessDialect, V0_DIALECT } from "./dialect.ts";
-import { concatBytes } from "../util/bytes.ts";
 import { within } from "../util/deadline.ts";
 import type { ServerOptions } from "./options.ts";
 
@@ -42,6 +41,21 @@ export interface NotificationSink {
  * at ~300 MiB/s with a 1 MiB limit, ~410 MiB/s with this one).
  */
 const COALESCE_MAX_BYTES = 64 * 1024;
+
+/**
+ * Merge buffers of exited processes, for the next ones: a server that runs
+ * thousands of short commands allocates a handful, not one per command.
+ */
+const spareCoalesceBuffers: Uint8Array[] = [];
+const MAX_SPARE_COALESCE_BUFFERS = 16;
+
+function takeCoalesceBuffer(): Uint8Array {
+  return spareCoalesceBuffers.pop() ?? new Uint8Array(COALESCE_MAX_BYTES);
+}
+
+function releaseCoalesceBuffer(buf: Uint8Array): void {
+  if (spareCoalesceBuffers.length < MAX_SPARE_COALESCE_BUFFERS) spareCoalesceBuffers.push(buf);
+}
 
 /** Wait until every process in `procs` has finished, or `ms` have passed. */
 async function finishedWithin(procs: ManagedProcess[], ms: number): Promise<void> {
@@ -324,13 +338,19 @@ export class ProcessTable {
 
   #onOutput(mp: ManagedProcess, stream: StreamName, data: Uint8Array): void {
     if (mp.coalesceStream !== stream) this.#flush(mp);
-    mp.coalesceStream = stream;
-    mp.coalesceParts.push(data);
-    mp.coalesceBytes += data.byteLength;
-    if (mp.coalesceBytes >= COALESCE_MAX_BYTES) {
-      this.#flush(mp);
-      return;
+    // The bytes are lent (the backend reads into the same buffer next), so
+    // they are copied into the process's merge buffer, flushed when full.
+    let at = 0;
+    while (at < data.byteLength) {
+      const into = mp.coalesce ??= takeCoalesceBuffer();
+      mp.coalesceStream = stream;
+      const n = Math.min(into.length - mp.coalesceBytes, data.byteLength - at);
+      into.set(data.subarray(at, at + n), mp.coalesceBytes);
+      mp.coalesceBytes += n;
+      at += n;
+      if (mp.coalesceBytes === into.length) this.#flush(mp);
     }
+    if (mp.coalesceBytes === 0) return;
     this.#dirty.add(mp);
     if (!this.#flushScheduled) {
       this.#flushScheduled = true;
@@ -351,20 +371,20 @@ export class ProcessTable {
   #flush(mp: ManagedProcess): void {
     const stream = mp.coalesceStream;
     if (stream === undefined || mp.coalesceBytes === 0) return;
-    const parts = mp.coalesceParts;
-    const data = parts.length === 1 ? parts[0] : concatBytes(parts, mp.coalesceBytes);
+    const data = mp.coalesce!.subarray(0, mp.coalesceBytes);
     mp.coalesceStream = undefined;
-    mp.coalesceParts = [];
     mp.coalesceBytes = 0;
     this.#dirty.delete(mp);
     const chunk = mp.output.append(stream, data);
     if (mp.waiters.size > 0) mp.wake();
-    if (this.#closed) return;
-    this.#send(mp, outputNote(mp.idJson, stream, data, chunk.seq));
+    // Encoded now, while the merge buffer still holds these bytes.
+    if (!this.#closed) this.#send(mp, outputNote(mp.idJson, stream, data, chunk.seq));
   }
 
   #onFinished(mp: ManagedProcess, exit: TimedExit): void {
     this.#flush(mp);
+    if (mp.coalesce) releaseCoalesceBuffer(mp.coalesce);
+    mp.coalesce = undefined;
     mp.exit = exit;
     serverIdleCollector.exited();
     this.#opts.logger.debug(`process ${mp.id} exited ${exit.exitCode} ${exit.signal ?? ""}`);

@@ -26,33 +26,29 @@ const NETWORK_DENIED = new RegExp(
 
 /**
  * The last {@linkcode DENIAL_TAIL_BYTES} of a process's output, all
- * streams together. Chunks are kept by reference (no copy) until they fall
- * out of the window.
+ * streams together, in a fixed window that chunks are copied into.
  */
 export class OutputTail {
-  #chunks: Uint8Array[] = [];
-  #bytes = 0;
+  #window = new Uint8Array(DENIAL_TAIL_BYTES);
+  #length = 0;
 
-  /** Add a chunk as it is read. */
+  /** Add a chunk as it is read; the bytes are copied (chunks are lent). */
   push(chunk: Uint8Array): void {
-    this.#chunks.push(chunk);
-    this.#bytes += chunk.byteLength;
-    while (
-      this.#chunks.length > 1 && this.#bytes - this.#chunks[0].byteLength >= DENIAL_TAIL_BYTES
-    ) {
-      this.#bytes -= this.#chunks.shift()!.byteLength;
+    const size = this.#window.length;
+    if (chunk.byteLength >= size) {
+      this.#window.set(chunk.subarray(chunk.byteLength - size));
+      this.#length = size;
+      return;
     }
+    const keep = Math.min(this.#length, size - chunk.byteLength);
+    this.#window.copyWithin(0, this.#length - keep, this.#length);
+    this.#window.set(chunk, keep);
+    this.#length = keep + chunk.byteLength;
   }
 
   /** The kept bytes as text (at most the window, decoded leniently). */
   text(): string {
-    const joined = new Uint8Array(this.#bytes);
-    let at = 0;
-    for (const c of this.#chunks) {
-      joined.set(c, at);
-      at += c.byteLength;
-    }
-    return new TextDecoder().decode(joined.subarray(Math.max(0, at - DENIAL_TAIL_BYTES)));
+    return new TextDecoder().decode(this.#window.subarray(0, this.#length));
   }
 }
 

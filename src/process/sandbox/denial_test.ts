@@ -133,3 +133,11 @@ Deno.test("OutputTail: multi-byte text past the window stays within it", () => {
   assert.ok(text.length <= DENIAL_TAIL_BYTES);
   assert.ok(text.endsWith("é✓é✓fin"));
 });
+
+Deno.test("OutputTail: keeps a copy, so the reader may reuse its buffer", () => {
+  const tail = new OutputTail();
+  const reused = encode("Read-only file system\n");
+  tail.push(reused);
+  reused.fill(0x20);
+  assert.equal(tail.text(), "Read-only file system\n");
+});

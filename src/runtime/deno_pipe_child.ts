@@ -1,0 +1,149 @@
+/**
+ * {@linkcode PipeChild} over `Deno.Command`, read with BYOB readers: each
+ * output stream is read into one 64 KiB buffer for the child's whole life,
+ * so output that streams through costs no allocation per read.
+ *
+ * @module
+ */
+import {
+  type OutputIndex,
+  type PipeChild,
+  type PipeChildExit,
+  type PipeChildOptions,
+  type PipeChildReader,
+  PipeSpawnError,
+} from "./pipe_child_types.ts";
+
+/** A pipe's capacity on Linux: one read takes whatever a pipe can hold. */
+const READ_BUFFER_BYTES = 64 * 1024;
+
+/** The part of Deno's API used here; typed locally so Node builds type-check. */
+interface DenoChild {
+  pid: number;
+  stdin: WritableStream<Uint8Array>;
+  stdout: ReadableStream<Uint8Array>;
+  stderr: ReadableStream<Uint8Array>;
+  status: Promise<{ code: number; signal: string | null }>;
+}
+interface DenoCommandApi {
+  Command: new (program: string, opts: Record<string, unknown>) => { spawn(): DenoChild };
+}
+
+/** Deno names its errors by kind; the errno names the protocol uses, where it has none. */
+const ERRNO_BY_NAME: Record<string, string> = {
+  NotFound: "ENOENT",
+  PermissionDenied: "EACCES",
+  NotADirectory: "ENOTDIR",
+  IsADirectory: "EISDIR",
+};
+
+/** Start a child with `Deno.Command` in a new session (`detached`: setsid). */
+export function spawnDenoPipeChild(opts: PipeChildOptions): Promise<PipeChild> {
+  const deno = (globalThis as unknown as { Deno: DenoCommandApi }).Deno;
+  let child: DenoChild;
+  try {
+    child = new deno.Command(opts.argv[0], {
+      args: opts.argv.slice(1),
+      cwd: opts.cwd,
+      env: opts.env,
+      clearEnv: true,
+      detached: true,
+      stdin: opts.stdin ? "piped" : "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  } catch (err) {
+    const e = err as { code?: unknown; name?: string };
+    const code = typeof e.code === "string" ? e.code : ERRNO_BY_NAME[e.name ?? ""] ?? "EIO";
+    return Promise.reject(new PipeSpawnError(opts.argv[0], code, err));
+  }
+  return Promise.resolve(new DenoPipeChild(child, opts.stdin));
+}
+
+class DenoPipeChild implements PipeChild {
+  readonly pid: number;
+  readonly exited: Promise<PipeChildExit>;
+  #child: DenoChild;
+  #stdin: WritableStreamDefaultWriter<Uint8Array> | null;
+  #stdinOpen: boolean;
+  #readers: ReadableStreamBYOBReader[] = [];
+  /** Set while paused: the read loops wait on it before their next read. */
+  #resumed: { promise: Promise<void>; resolve(): void } | null = null;
+
+  constructor(child: DenoChild, stdin: boolean) {
+    this.#child = child;
+    this.pid = child.pid;
+    this.#stdin = stdin ? child.stdin.getWriter() : null;
+    this.#stdinOpen = stdin;
+    this.exited = child.status.then((s) => {
+      this.#stdinOpen = false;
+      return { code: s.signal ? null : s.code, signal: s.signal };
+    });
+  }
+
+  read(reader: PipeChildReader): void {
+    void this.#pump(this.#child.stdout, 0, reader);
+    void this.#pump(this.#child.stderr, 1, reader);
+  }
+
+  async #pump(stream: ReadableStream<Uint8Array>, index: OutputIndex, to: PipeChildReader) {
+    const r = stream.getReader({ mode: "byob" });
+    this.#readers.push(r);
+    let buf = new Uint8Array(READ_BUFFER_BYTES);
+    try {
+      while (true) {
+        while (this.#resumed) await this.#resumed.promise;
+        const { value, done } = await r.read(buf);
+        if (done || !value) break;
+        to.onChunk(index, value);
+        // The read transferred the buffer into `value`; take it back whole.
+        buf = new Uint8Array(value.buffer);
+      }
+    } catch {
+      // A failed or cancelled read ends the stream like EOF does.
+    } finally {
+      to.onEnd(index);
+    }
+  }
+
+  pause(): void {
+    if (this.#resumed) return;
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => resolve = r);
+    this.#resumed = { promise, resolve };
+  }
+
+  resume(): void {
+    const resumed = this.#resumed;
+    this.#resumed = null;
+    resumed?.resolve();
+  }
+
+  destroyOutputs(): void {
+    this.resume();
+    for (const r of this.#readers) r.cancel().catch(() => {});
+  }
+
+  get stdinOpen(): boolean {
+    return this.#stdinOpen;
+  }
+
+  async write(data: Uint8Array): Promise<void> {
+    try {
+      await this.#stdin!.write(data);
+    } catch (err) {
+      // The child closed its end (EPIPE): later writes fail at once.
+      this.#stdinOpen = false;
+      throw err;
+    }
+  }
+
+  async closeStdin(): Promise<void> {
+    this.#stdinOpen = false;
+    try {
+      await this.#stdin!.close();
+    } catch {
+      // Already closed by the child's exit: EOF is what was asked for.
+    }
+  }
+}
