@@ -54,3 +54,18 @@ Deno.test("FrameWriter: send() reports congestion and onDrain fires once drained
   assert.equal(w.send("z"), true);
   await w.close();
 });
+
+for (const reuseBuffer of [false, true]) {
+  Deno.test(`FrameWriter: frames larger than a block, with characters across block edges (reuse=${reuseBuffer})`, async () => {
+    const sink = recordingSink(1);
+    const w = new FrameWriter(sink.stream, { reuseBuffer });
+    // 3-byte and 4-byte characters at every alignment, over several 1 MiB blocks.
+    const big = "a" + "漢🙂b".repeat(300_000);
+    const frames = ['{"n":1}', big, '{"n":2}', "x".repeat((1 << 20) - 3), big.slice(0, 5001)];
+    for (const f of frames) w.send(f);
+    assert.ok(w.bufferedBytes > 2 * (1 << 20));
+    await w.flushed();
+    assert.equal(sink.text(), frames.join("\n") + "\n");
+    assert.equal(w.bufferedBytes, 0);
+  });
+}
