@@ -16,6 +16,7 @@
  * @module
  */
 import process from "node:process";
+import { measureStreams } from "./bench/measure_streams.ts";
 import { parseConfig } from "./bench/config.ts";
 import { measureFilesystem } from "./bench/measure_fs.ts";
 import {
@@ -59,6 +60,8 @@ async function main(): Promise<void> {
   await measureEcho(c, cfg, rep);
   await measureFilesystem(c, cfg, rep);
   await c.close();
+  // Each transport gets a server of its own, started by the client library.
+  await measureStreams(cfg, rep);
 
   const totalS = (performance.now() - started) / 1000;
   console.error(`done in ${totalS.toFixed(1)} s`);
