@@ -7,7 +7,7 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BenchConfig, FILE_BYTES, MiB } from "./config.ts";
@@ -48,8 +48,14 @@ export async function measureWriteReadFile(
   for (let i = 0; i < (cfg.quick ? 2 : 4); i++) {
     try {
       const t0 = performance.now();
-      await c.call("fs/writeFile", { path: file, dataBase64: b64 });
-      wr.push((FILE_BYTES / MiB) / ((performance.now() - t0) / 1000));
+      if (c.dialect === "codex") {
+        // The upstream server closes the connection on an 89 MB request,
+        // so in its dialect the file is written here and only read there.
+        writeFileSync(file, payload);
+      } else {
+        await c.call("fs/writeFile", { path: file, dataBase64: b64 });
+        wr.push((FILE_BYTES / MiB) / ((performance.now() - t0) / 1000));
+      }
       const t1 = performance.now();
       const r = await c.call("fs/readFile", { path: file });
       if (b64Len(r.dataBase64) !== FILE_BYTES) throw new Error("short read");
@@ -66,6 +72,7 @@ export async function measureWriteReadFile(
     ["fs/readFile 64 MiB", rd, rdFloor, "direct file read"],
   ];
   for (const [name, values, floors, floorName] of rows) {
+    if (values.length === 0) continue;
     rep.add({
       name,
       unit: "MiB/s",

@@ -35,7 +35,14 @@ export async function measureStreams(cfg: BenchConfig, rep: Report): Promise<voi
     const ways: [string, () => Promise<Connected>][] = [["stdio", () => overStdio(cfg, dir)]];
     if (!cfg.codex) ways.push(["websocket", () => overWebSocket(cfg)]);
     for (const [label, connect] of ways) {
-      const conn = await connect();
+      let conn: Connected;
+      try {
+        conn = await connect();
+      } catch (err) {
+        // The upstream server speaks only the Codex CLI's dialect.
+        console.error(`fs streams: skipped, the client library cannot use this server: ${err}`);
+        return;
+      }
       try {
         if (conn.client.capabilities.fs === undefined) {
           console.error(`fs streams: the server announces no ranged reads; skipped`);

@@ -17,6 +17,14 @@ import {
 /** A pipe's capacity on Linux: one read takes whatever a pipe can hold. */
 const READ_BUFFER_BYTES = 64 * 1024;
 
+/**
+ * Read buffers of finished children, for the next ones: a server running
+ * hundreds of short commands would otherwise leave two dead 64 KiB buffers
+ * per command for the collector (measured: +14 MiB of RSS over 300 spawns).
+ */
+const spareReadBuffers: ArrayBuffer[] = [];
+const MAX_SPARE_READ_BUFFERS = 16;
+
 /** The part of Deno's API used here; typed locally so Node builds type-check. */
 interface DenoChild {
   pid: number;
@@ -89,19 +97,29 @@ class DenoPipeChild implements PipeChild {
   async #pump(stream: ReadableStream<Uint8Array>, index: OutputIndex, to: PipeChildReader) {
     const r = stream.getReader({ mode: "byob" });
     this.#readers.push(r);
-    let buf = new Uint8Array(READ_BUFFER_BYTES);
+    let buf: Uint8Array | undefined = new Uint8Array(
+      spareReadBuffers.pop() ?? new ArrayBuffer(READ_BUFFER_BYTES),
+    );
     try {
       while (true) {
         while (this.#resumed) await this.#resumed.promise;
-        const { value, done } = await r.read(buf);
+        const { value, done }: ReadableStreamReadResult<Uint8Array> = await r.read(buf!);
+        // The read transferred the buffer into `value`; take it back whole.
+        buf = value ? new Uint8Array(value.buffer) : undefined;
         if (done || !value) break;
         to.onChunk(index, value);
-        // The read transferred the buffer into `value`; take it back whole.
-        buf = new Uint8Array(value.buffer);
       }
     } catch {
-      // A failed or cancelled read ends the stream like EOF does.
+      // A failed or cancelled read ends the stream like EOF does; its
+      // buffer was transferred away and is not reused.
+      buf = undefined;
     } finally {
+      const spare = buf?.buffer;
+      if (
+        spare?.byteLength === READ_BUFFER_BYTES && spareReadBuffers.length < MAX_SPARE_READ_BUFFERS
+      ) {
+        spareReadBuffers.push(spare as ArrayBuffer);
+      }
       to.onEnd(index);
     }
   }
