@@ -16,6 +16,12 @@ import {
 
 /** A pipe's capacity on Linux: one read takes whatever a pipe can hold. */
 const READ_BUFFER_BYTES = 64 * 1024;
+/**
+ * The first read's buffer. Most commands print little and most stderr
+ * streams stay empty, so a stream gets a full-size buffer only once a read
+ * fills this one.
+ */
+const FIRST_READ_BYTES = 4 * 1024;
 
 /**
  * Read buffers of finished children, for the next ones: a server running
@@ -97,9 +103,7 @@ class DenoPipeChild implements PipeChild {
   async #pump(stream: ReadableStream<Uint8Array>, index: OutputIndex, to: PipeChildReader) {
     const r = stream.getReader({ mode: "byob" });
     this.#readers.push(r);
-    let buf: Uint8Array | undefined = new Uint8Array(
-      spareReadBuffers.pop() ?? new ArrayBuffer(READ_BUFFER_BYTES),
-    );
+    let buf: Uint8Array | undefined = new Uint8Array(FIRST_READ_BYTES);
     try {
       while (true) {
         while (this.#resumed) await this.#resumed.promise;
@@ -108,6 +112,9 @@ class DenoPipeChild implements PipeChild {
         buf = value ? new Uint8Array(value.buffer) : undefined;
         if (done || !value) break;
         to.onChunk(index, value);
+        if (value.byteLength === buf!.length && buf!.length < READ_BUFFER_BYTES) {
+          buf = new Uint8Array(spareReadBuffers.pop() ?? new ArrayBuffer(READ_BUFFER_BYTES));
+        }
       }
     } catch {
       // A failed or cancelled read ends the stream like EOF does; its

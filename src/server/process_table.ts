@@ -49,12 +49,36 @@ const COALESCE_MAX_BYTES = 64 * 1024;
 const spareCoalesceBuffers: Uint8Array[] = [];
 const MAX_SPARE_COALESCE_BUFFERS = 16;
 
-function takeCoalesceBuffer(): Uint8Array {
-  return spareCoalesceBuffers.pop() ?? new Uint8Array(COALESCE_MAX_BYTES);
+/** A merge buffer's first size: most commands print less than this. */
+const COALESCE_FIRST_BYTES = 4 * 1024;
+
+/**
+ * The process's merge buffer, grown (up to the limit) to take `need` more
+ * bytes; a full-size one comes from the spares.
+ */
+function coalesceRoom(mp: ManagedProcess, need: number): Uint8Array {
+  const buf = mp.coalesce;
+  if (buf && (buf.length - mp.coalesceBytes >= need || buf.length === COALESCE_MAX_BYTES)) {
+    return buf;
+  }
+  const size = Math.min(
+    COALESCE_MAX_BYTES,
+    Math.max(COALESCE_FIRST_BYTES, (buf?.length ?? 0) * 4, mp.coalesceBytes + need),
+  );
+  const grown = size === COALESCE_MAX_BYTES
+    ? spareCoalesceBuffers.pop() ?? new Uint8Array(size)
+    : new Uint8Array(size);
+  if (buf) grown.set(buf.subarray(0, mp.coalesceBytes));
+  mp.coalesce = grown;
+  return grown;
 }
 
 function releaseCoalesceBuffer(buf: Uint8Array): void {
-  if (spareCoalesceBuffers.length < MAX_SPARE_COALESCE_BUFFERS) spareCoalesceBuffers.push(buf);
+  if (
+    buf.length === COALESCE_MAX_BYTES && spareCoalesceBuffers.length < MAX_SPARE_COALESCE_BUFFERS
+  ) {
+    spareCoalesceBuffers.push(buf);
+  }
 }
 
 /** Wait until every process in `procs` has finished, or `ms` have passed. */
@@ -342,7 +366,7 @@ export class ProcessTable {
     // they are copied into the process's merge buffer, flushed when full.
     let at = 0;
     while (at < data.byteLength) {
-      const into = mp.coalesce ??= takeCoalesceBuffer();
+      const into = coalesceRoom(mp, data.byteLength - at);
       mp.coalesceStream = stream;
       const n = Math.min(into.length - mp.coalesceBytes, data.byteLength - at);
       into.set(data.subarray(at, at + n), mp.coalesceBytes);
