@@ -60,7 +60,16 @@ export function parseConfig(argv: string[]): BenchConfig {
   const serverCmd = args.values["server-cmd"]?.split(" ").filter(Boolean) ??
     // Exited processes are retained 30 s by default; the bench starts
     // hundreds per second, so it asks for a short retention instead.
-    [process.execPath, "run", "-A", join(ROOT, "cli.ts"), "--exited-retention-ms", "200"];
+    // The V8 flag is the one `deno task start` runs the server with.
+    [
+      process.execPath,
+      "run",
+      "-A",
+      "--v8-flags=--max-semi-space-size=1",
+      join(ROOT, "cli.ts"),
+      "--exited-retention-ms",
+      "200",
+    ];
   return {
     json: args.values.json ?? false,
     out: args.values.out,

