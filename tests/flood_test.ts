@@ -14,7 +14,7 @@ const PAUSE_MS = 5_000;
 const RESUME_MS = 1_500;
 /**
  * The most the server's RSS may grow while the client is stalled, over its
- * RSS just before. Queued output is capped by the 8 MiB high-water mark
+ * RSS just before. Queued output is capped by the 4 MiB high-water mark
  * (plus the batch being written and 1 MiB retained per process), so a
  * working server stays far below this; one that kept reading `yes` would
  * pass it within a second.

@@ -92,7 +92,7 @@ Limits (sizes accept K, M, G suffixes: 1M = 1048576):
   --exit-drain-ms N            after a child exits, how long its output may stay
                                silent before a leftover grandchild's open pipe is
                                closed (default 250)
-  --output-high-water-bytes N  queued output at which processes pause (default 8M)
+  --output-high-water-bytes N  queued output at which processes pause (default 4M)
   --shutdown-grace-ms N        on SIGTERM/SIGINT: SIGTERM children, SIGKILL after N ms (default 2000)
   --session-grace-ms N         Codex dialect: how long a dropped connection's processes keep
                                running for the client to resume (default 30000)
