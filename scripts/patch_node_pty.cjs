@@ -14,6 +14,28 @@ const { existsSync, readFileSync, statSync, writeFileSync } = require("node:fs")
 const { dirname, join } = require("node:path");
 
 const MARK = "/* exec-server: master close-on-exec */";
+const WRITE_MARK = "/* exec-server: non-blocking write */";
+
+// A write(2) that the runtime cannot do itself: Deno refuses fs writes to
+// descriptors it did not open (EBADF), and its socket over the master
+// stalled for good once the terminal was full (a 50 KB paste stopped after
+// ~16 KB). One non-blocking write; the caller retries on -EAGAIN.
+const WRITE_FUNCTION = `${WRITE_MARK}
+static Napi::Value PtyWrite(const Napi::CallbackInfo& info) {
+  Napi::Env env(info.Env());
+  if (info.Length() != 2 || !info[0].IsNumber() || !info[1].IsTypedArray()) {
+    throw Napi::Error::New(env, "Usage: pty.write(fd, bytes)");
+  }
+  int fd = info[0].As<Napi::Number>().Int32Value();
+  Napi::Uint8Array data = info[1].As<Napi::Uint8Array>();
+  ssize_t n;
+  do {
+    n = write(fd, data.Data(), data.ByteLength());
+  } while (n < 0 && errno == EINTR);
+  return Napi::Number::New(env, n < 0 ? -errno : static_cast<double>(n));
+}
+
+`;
 
 function main() {
   let root;
@@ -30,24 +52,12 @@ function main() {
   // run after this script and rebuild from the patched source: also fine.)
   const text = readFileSync(source, "utf8");
   if (
-    text.includes(MARK) && existsSync(addon) && statSync(addon).mtimeMs >= statSync(source).mtimeMs
+    text.includes(MARK) && text.includes(WRITE_MARK) && existsSync(addon) &&
+    statSync(addon).mtimeMs >= statSync(source).mtimeMs
   ) {
     return 0;
   }
-  if (!text.includes(MARK)) {
-    const needle = "pty_nonblock(master) == -1";
-    const count = text.split(needle).length - 1;
-    if (count === 0) {
-      console.error(`patch_node_pty: ${source} has no "${needle}"; node-pty changed, not patched`);
-      return 1;
-    }
-    const patched = text.replaceAll(
-      needle,
-      `(pty_nonblock(master) == -1 || fcntl(master, F_SETFD, FD_CLOEXEC) == -1 ${MARK})`,
-    );
-    writeFileSync(source, patched);
-    console.error(`patch_node_pty: set FD_CLOEXEC on the master at ${count} places in ${source}`);
-  }
+  if (!patchWrite(source) || !patchCloexec(source)) return 1;
   // npm puts its own node-gyp on PATH for lifecycle scripts and names it in
   // npm_config_node_gyp.
   const gyp = process.env.npm_config_node_gyp;
@@ -62,6 +72,44 @@ function main() {
   }
   console.error(`patch_node_pty: rebuilt ${addon}`);
   return 0;
+}
+
+/** Add PtyWrite (exported as `write`) to the source, once. False when node-pty changed. */
+function patchWrite(source) {
+  const text = readFileSync(source, "utf8");
+  if (text.includes(WRITE_MARK)) return true;
+  const init = "Napi::Object init(Napi::Env env, Napi::Object exports) {\n";
+  const exportsLine = '  exports.Set("resize",  Napi::Function::New(env, PtyResize));\n';
+  if (!text.includes(init) || !text.includes(exportsLine)) {
+    console.error(`patch_node_pty: ${source} has no init() as expected; node-pty changed`);
+    return false;
+  }
+  const writeLine = '  exports.Set("write",   Napi::Function::New(env, PtyWrite));\n';
+  writeFileSync(
+    source,
+    text.replace(init, WRITE_FUNCTION + init).replace(exportsLine, exportsLine + writeLine),
+  );
+  console.error(`patch_node_pty: added a non-blocking write to ${source}`);
+  return true;
+}
+
+/** Mark every master close-on-exec, once. False when node-pty changed. */
+function patchCloexec(source) {
+  const text = readFileSync(source, "utf8");
+  if (text.includes(MARK)) return true;
+  const needle = "pty_nonblock(master) == -1";
+  const count = text.split(needle).length - 1;
+  if (count === 0) {
+    console.error(`patch_node_pty: ${source} has no "${needle}"; node-pty changed, not patched`);
+    return false;
+  }
+  const patched = text.replaceAll(
+    needle,
+    `(pty_nonblock(master) == -1 || fcntl(master, F_SETFD, FD_CLOEXEC) == -1 ${MARK})`,
+  );
+  writeFileSync(source, patched);
+  console.error(`patch_node_pty: set FD_CLOEXEC on the master at ${count} places in ${source}`);
+  return true;
 }
 
 // --soft (the npm package's postinstall): a failure is a warning, so that

@@ -76,6 +76,23 @@ for (const [name, command] of runtimes) {
 }
 
 for (const [name, command] of runtimes) {
+  Deno.test(`pty (${name}): a paste far larger than the terminal's buffer arrives whole`, async () => {
+    await using s = await TestServer.start([], { command: command() });
+    // Raw mode, no echo: the child counts exactly the bytes written. The
+    // first part of the write goes out at once, the rest as the child reads.
+    await s.start("count", ["sh", "-c", "stty raw -echo; head -c 200000 | wc -c"], { tty: true });
+    await new Promise((r) => setTimeout(r, 200));
+    const write = await s.request("process/write", {
+      processId: "count",
+      chunk: b64("0123456789".repeat(20_000)),
+    });
+    assert.equal(write.error, undefined, JSON.stringify(write));
+    await s.waitExited("count");
+    assert.match(s.outputText("count"), /\b200000\b/);
+  });
+}
+
+for (const [name, command] of runtimes) {
   Deno.test({
     name: `pids (${name}): a retained process's reused pid is not killed at disconnect`,
     ignore: !canSteerPids(),

@@ -1,12 +1,14 @@
 /**
  * Writes to a non-blocking file descriptor without ever blocking a thread
- * or spinning: a full terminal answers EAGAIN, and the write is retried on
- * a backing-off timer until it goes through or the writer is cancelled.
+ * or spinning: each write is one non-blocking `write(2)` on the calling
+ * thread, a full terminal answers EAGAIN, and the rest is retried on a
+ * backing-off timer until it goes through or the writer is cancelled.
  *
  * @module
  */
-import { write as fsWrite } from "node:fs";
-import { partialWritesCounted } from "../runtime/runtime.ts";
+import { writeSync } from "node:fs";
+import { constants } from "node:os";
+import { getSystemErrorName } from "node:util";
 
 /** Retry delays after EAGAIN, in ms; the last one repeats. */
 export const EAGAIN_BACKOFF_MS: readonly number[] = [1, 2, 5, 10, 20, 50];
@@ -16,23 +18,32 @@ export function eagainDelay(attempt: number): number {
   return EAGAIN_BACKOFF_MS[Math.min(attempt, EAGAIN_BACKOFF_MS.length - 1)];
 }
 
+/**
+ * One non-blocking `write(2)`: the bytes written (a partial write counts
+ * exactly), or a negative errno (`-EAGAIN` when the descriptor is full).
+ */
+export type WriteOnce = (fd: number, bytes: Uint8Array) => number;
+
+/**
+ * Node's `fs.writeSync`: one system call, partial writes counted, EAGAIN
+ * thrown. (Not Deno's, which writes until everything is written: on a full
+ * terminal it would never return.)
+ */
+export const nodeWriteOnce: WriteOnce = (fd, bytes) => {
+  try {
+    return writeSync(fd, bytes);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === "EAGAIN" || code === "EWOULDBLOCK") return -constants.errno.EAGAIN;
+    throw err;
+  }
+};
+
 interface Pending {
   data: Uint8Array;
   offset: number;
   resolve(): void;
   reject(err: unknown): void;
-}
-
-/** Options of {@linkcode FdWriter}. */
-export interface FdWriterOptions {
-  /**
-   * The most bytes handed to one `write` call. By default unlimited where
-   * the runtime reports partial writes, and 1 where it does not (Deno: on
-   * EAGAIN after a partial write it reports an error and loses the count,
-   * so a retry would write the written part again; one byte at a time
-   * keeps the count exact, at the cost of speed).
-   */
-  chunkBytes?: number;
 }
 
 /** Thrown for writes still queued when the writer is cancelled. */
@@ -44,34 +55,52 @@ export class WriterCancelledError extends Error {
   }
 }
 
+/** A failed `write(2)`, with the errno's name as `code` (`EIO`, `EBADF`). */
+export class FdWriteError extends Error {
+  /** The errno's name. */
+  readonly code: string;
+
+  /** @param fd the descriptor, @param errno the (positive) errno */
+  constructor(fd: number, errno: number) {
+    let code: string;
+    try {
+      code = getSystemErrorName(-errno);
+    } catch {
+      code = `errno ${errno}`;
+    }
+    super(`write to fd ${fd} failed: ${code}`);
+    this.name = "FdWriteError";
+    this.code = code;
+  }
+}
+
 /**
- * An ordered write queue over one non-blocking fd.
+ * Queues writes to one non-blocking descriptor and writes them in order.
+ * A write that finds room goes out before `write()` returns: a keystroke
+ * reaches the terminal with no hop through a thread pool.
  *
  * @example
  * ```ts
- * import { FdWriter } from "./fd_writer.ts";
- * declare const masterFd: number;
- * const w = new FdWriter(masterFd);
- * await w.write(new TextEncoder().encode("ls\n"));
+ * import { FdWriter, nodeWriteOnce } from "./fd_writer.ts";
+ * const w = new FdWriter(1, nodeWriteOnce);
+ * await w.write(new TextEncoder().encode("hello\n"));
  * ```
  */
 export class FdWriter {
   #fd: number;
+  #writeOnce: WriteOnce;
   #queue: Pending[] = [];
-  #busy = false;
   #attempt = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #cancelled: string | undefined;
-  #chunkBytes: number;
 
   /**
-   * Write to one descriptor.
-   *
    * @param fd a descriptor opened (or set) with O_NONBLOCK
+   * @param writeOnce the runtime's single non-blocking write
    */
-  constructor(fd: number, options: FdWriterOptions = {}) {
+  constructor(fd: number, writeOnce: WriteOnce) {
     this.#fd = fd;
-    this.#chunkBytes = options.chunkBytes ?? (partialWritesCounted ? Infinity : 1);
+    this.#writeOnce = writeOnce;
   }
 
   /** Bytes queued and not yet written. */
@@ -86,7 +115,7 @@ export class FdWriter {
     }
     return new Promise((resolve, reject) => {
       this.#queue.push({ data, offset: 0, resolve, reject });
-      if (!this.#busy && this.#timer === undefined) this.#pump();
+      if (this.#timer === undefined) this.#pump();
     });
   }
 
@@ -96,58 +125,47 @@ export class FdWriter {
     this.#cancelled = reason;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    // A write in flight may well have reached the descriptor (a fast child
-    // reads it, answers and exits before its callback runs): its callback
-    // settles it by what was written, instead of calling it lost.
-    const inFlight = this.#busy ? this.#queue[0] : undefined;
-    const queue = inFlight ? this.#queue.slice(1) : this.#queue;
-    this.#queue = inFlight ? [inFlight] : [];
+    const queue = this.#queue;
+    this.#queue = [];
     for (const p of queue) p.reject(new WriterCancelledError(reason));
   }
 
+  /** Write what is queued until it is done, the descriptor is full, or a write fails. */
   #pump(): void {
-    const head = this.#queue[0];
-    if (!head || this.#cancelled !== undefined) return;
-    if (head.offset >= head.data.length) {
-      this.#queue.shift();
-      head.resolve();
-      this.#pump();
-      return;
+    while (this.#cancelled === undefined && this.#queue.length > 0) {
+      const head = this.#queue[0];
+      if (head.offset >= head.data.length) {
+        this.#queue.shift();
+        head.resolve();
+        continue;
+      }
+      let n: number;
+      try {
+        n = this.#writeOnce(this.#fd, head.data.subarray(head.offset));
+      } catch (err) {
+        this.#fail(head, err);
+        return;
+      }
+      if (n === -constants.errno.EAGAIN) {
+        this.#timer = setTimeout(() => {
+          this.#timer = undefined;
+          this.#pump();
+        }, eagainDelay(this.#attempt++));
+        return;
+      }
+      if (n < 0) {
+        this.#fail(head, new FdWriteError(this.#fd, -n));
+        return;
+      }
+      this.#attempt = 0;
+      head.offset += n;
     }
-    this.#busy = true;
-    fsWrite(
-      this.#fd,
-      head.data,
-      head.offset,
-      Math.min(head.data.length - head.offset, this.#chunkBytes),
-      null,
-      (err, written) => {
-        this.#busy = false;
-        if (this.#cancelled !== undefined) {
-          this.#queue = [];
-          if (!err && head.offset + written >= head.data.length) head.resolve();
-          else head.reject(new WriterCancelledError(this.#cancelled));
-          return;
-        }
-        if (err) {
-          const code = (err as { code?: string }).code;
-          if (code === "EAGAIN" || code === "EWOULDBLOCK") {
-            const delay = eagainDelay(this.#attempt++);
-            this.#timer = setTimeout(() => {
-              this.#timer = undefined;
-              this.#pump();
-            }, delay);
-            return;
-          }
-          this.#queue.shift();
-          head.reject(err);
-          this.cancel(`an earlier write failed: ${code ?? err.message}`);
-          return;
-        }
-        this.#attempt = 0;
-        head.offset += written;
-        this.#pump();
-      },
-    );
+  }
+
+  #fail(head: Pending, err: unknown): void {
+    this.#queue.shift();
+    head.reject(err);
+    const code = (err as { code?: string }).code ?? (err as Error).message;
+    this.cancel(`an earlier write failed: ${code}`);
   }
 }

@@ -40,6 +40,12 @@ export interface NativePty {
   ): NativePtyFork;
   resize(fd: number, cols: number, rows: number): void;
   /**
+   * One non-blocking `write(2)` to `fd`: bytes written, or a negative errno.
+   * Added by scripts/patch_node_pty.cjs; node-pty's prebuilt addons
+   * (macOS) lack it.
+   */
+  write?(fd: number, bytes: Uint8Array): number;
+  /**
    * macOS: node-pty's `spawn-helper`, which `fork` runs to start each
    * terminal (set by the loader, not the addon). Linux needs none.
    */

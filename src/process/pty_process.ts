@@ -25,7 +25,7 @@ import { ReadStream } from "node:tty";
 import type { TerminalSize } from "../protocol/methods.ts";
 import { ExitDrain } from "./exit_drain.ts";
 import { canWriteForeignFds } from "../runtime/runtime.ts";
-import { eagainDelay, FdWriter } from "./fd_writer.ts";
+import { eagainDelay, FdWriter, nodeWriteOnce } from "./fd_writer.ts";
 import { OutputFence } from "./output_fence.ts";
 import { ProcessGroup, signalGroup } from "./kill_tree.ts";
 import { readProcStat } from "./proc_stat.ts";
@@ -104,10 +104,13 @@ class PtyProcess implements ProcessHandle {
   #fenceRetry: ReturnType<typeof setTimeout> | undefined;
   #fenceAttempts = 0;
   /**
-   * Writes to the master where the runtime allows fs writes to it (Node),
-   * because Node's TTY stream retries EAGAIN in a busy loop on the main
-   * thread when the child does not read its input. Deno's stream does not
-   * spin, and Deno refuses those writes anyway.
+   * Writes to the master with non-blocking `write(2)`s: Node's own
+   * `fs.writeSync`, or under Deno (which refuses fs writes to descriptors it
+   * did not open) the patched addon's `write`. Not the terminal's stream:
+   * Node's retries EAGAIN in a busy loop on the main thread when the child
+   * does not read its input, and Deno's stopped for good once the terminal
+   * was full (a 50 KB paste stalled after ~16 KB). Only an addon without
+   * `write` (node-pty's macOS prebuilds, under Deno) leaves the stream.
    */
   #masterWriter: FdWriter | undefined;
 
@@ -123,7 +126,11 @@ class PtyProcess implements ProcessHandle {
     this.#fd = fd;
     this.#native = native;
     this.#onOutput = req.onOutput;
-    this.#masterWriter = canWriteForeignFds ? new FdWriter(fd) : undefined;
+    this.#masterWriter = canWriteForeignFds
+      ? new FdWriter(fd, nodeWriteOnce)
+      : native.write
+      ? new FdWriter(fd, native.write)
+      : undefined;
     try {
       // Non-blocking: the marker is written into a terminal that may be
       // full or stopped (^S), and no thread may wait on that.

@@ -28,13 +28,6 @@ export const isDeno: boolean = deno !== undefined;
 export const canWriteForeignFds: boolean = !isDeno;
 
 /**
- * Whether an async `fs.write` that meets EAGAIN after writing part of its
- * buffer reports the part it wrote (Node). Deno reports an error and loses
- * the count, so a retry would write that part again.
- */
-export const partialWritesCounted: boolean = !isDeno;
-
-/**
  * The runtime's name and version, e.g. `deno 2.9.6` or `node v20.20.2`.
  * A Node single-executable build says so.
  */
