@@ -13,6 +13,18 @@ export type IncomingFrame =
   | { kind: "badUtf8"; bytes: number };
 
 /** A bidirectional, message-framed connection. */
+/**
+ * One outgoing message: its text, or its text in parts to be sent one
+ * after the other as one message (a big answer whose base64 is not joined
+ * into one string first; see `stringifyMessage`).
+ */
+export type OutgoingFrame = string | readonly string[];
+
+/** The whole text of an outgoing frame. */
+export function frameText(frame: OutgoingFrame): string {
+  return typeof frame === "string" ? frame : frame.join("");
+}
+
 export interface FrameConnection {
   /** Received frames, in order; ends when the other side goes away. */
   frames(): AsyncIterable<IncomingFrame>;
@@ -20,7 +32,7 @@ export interface FrameConnection {
    * Queue one frame. Returns false once the queue is above its high-water
    * mark: the caller should stop producing until `onDrain` fires.
    */
-  send(text: string): boolean;
+  send(frame: OutgoingFrame): boolean;
   /** Register a listener called whenever the queue falls back below its low-water mark. */
   onDrain(listener: () => void): void;
   /** Flush what is queued, then close. */

@@ -7,6 +7,8 @@
  */
 import { ErrorCode, RpcError } from "../protocol/errors.ts";
 import { classifyMessage, type ErrorObject, type RequestId } from "../protocol/messages.ts";
+import type { OutgoingFrame } from "./connection.ts";
+import { stringifyMessage } from "./verbatim.ts";
 
 /**
  * A request handler's result that also runs `afterSend` right after the
@@ -39,7 +41,7 @@ export interface PeerHandlers {
 /** Options for {@linkcode RpcPeer}. */
 export interface PeerOptions extends PeerHandlers {
   /** Hand one serialized message to the transport. */
-  send(text: string): void;
+  send(frame: OutgoingFrame): void;
 }
 
 /** Thrown by pending and later calls once the peer has been closed. */
@@ -282,11 +284,11 @@ export class RpcPeer {
   #replyResult(id: RequestId, value: unknown): void {
     if (this.#closed !== undefined) return;
     if (value instanceof ResultWithEffect) {
-      this.#opts.send(JSON.stringify({ id, result: value.result ?? {} }));
+      this.#opts.send(stringifyMessage({ id, result: value.result ?? {} }));
       value.afterSend();
       return;
     }
-    this.#opts.send(JSON.stringify({ id, result: value ?? {} }));
+    this.#opts.send(stringifyMessage({ id, result: value ?? {} }));
   }
 
   #replyError(id: RequestId, method: string, err: unknown): void {

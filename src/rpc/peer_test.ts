@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { frameText } from "./connection.ts";
 import { ErrorCode, RpcError } from "../protocol/errors.ts";
 import {
   PeerClosedError,
@@ -19,7 +20,7 @@ function makePeer(handlers: Partial<PeerOptions> = {}): {
   const sent: Sent[] = [];
   const problems: string[] = [];
   const peer = new RpcPeer({
-    send: (text) => sent.push(JSON.parse(text)),
+    send: (frame) => sent.push(JSON.parse(frameText(frame))),
     onProblem: (message) => problems.push(message),
     ...handlers,
   });
@@ -203,7 +204,7 @@ Deno.test("RpcPeer: without a request handler every method is unknown (-32601)",
 Deno.test("RpcPeer: ResultWithEffect runs its effect right after the response is sent", async () => {
   const order: string[] = [];
   const peer = new RpcPeer({
-    send: (text) => order.push(`sent ${text}`),
+    send: (frame) => order.push(`sent ${frameText(frame)}`),
     onRequest: () =>
       Promise.resolve(new ResultWithEffect({ processId: "p" }, () => order.push("effect"))),
   });

@@ -7,12 +7,21 @@
  */
 import type { RequestType } from "../protocol/descriptors.ts";
 import type { ResultWithEffect } from "../rpc/peer.ts";
+import type { VerbatimString } from "../rpc/verbatim.ts";
 
 /** A method handler: params in, result (or thrown RpcError) out. */
 export type MethodHandler = (params: unknown) => unknown;
 
+/**
+ * A result as a handler may give it: any string field of it may be a
+ * {@linkcode VerbatimString} (a big base64 text spliced in unscanned).
+ */
+export type Wire<R> = R extends object
+  ? { [K in keyof R]: R[K] extends string ? R[K] | VerbatimString : R[K] }
+  : R;
+
 /** A result, or a result with what must happen once it was sent. */
-export type Answer<R> = R | ResultWithEffect<R>;
+export type Answer<R> = Wire<R> | ResultWithEffect<R>;
 
 /** A handler whose result is typed by its method's descriptor. */
 export type TypedHandler<R> = (params: unknown) => Answer<R> | Promise<Answer<R>>;

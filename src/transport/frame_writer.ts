@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { OutgoingFrame } from "../rpc/connection.ts";
 import { WaterMarks } from "../util/water_marks.ts";
 
 /** Options of {@linkcode FrameWriter}. */
@@ -74,10 +75,19 @@ export class FrameWriter {
     return this.#queuedBytes + this.#inFlightBytes;
   }
 
-  /** Queue a frame; false when the queue is above its high-water mark. */
-  send(text: string): boolean {
+  /**
+   * Queue a frame (its text, or its parts, which are encoded one after the
+   * other without being joined); false when the queue is above its
+   * high-water mark.
+   */
+  send(frame: OutgoingFrame): boolean {
     if (this.#failed !== undefined) return false;
-    this.#append(text);
+    if (typeof frame === "string") {
+      this.#append(frame);
+    } else {
+      for (const part of frame) this.#append(part);
+    }
+    this.#append("", true);
     if (!this.#scheduled && !this.#writing) {
       this.#scheduled = true;
       queueMicrotask(() => this.#pump());
@@ -85,12 +95,13 @@ export class FrameWriter {
     return this.#marks.grew(this.bufferedBytes);
   }
 
-  /** Encode `text` and a newline into the open block, opening more as needed. */
-  #append(text: string): void {
+  /** Encode `text` (and the frame's newline) into the open block, opening more as needed. */
+  #append(text: string, newline = false): void {
     let rest = text;
     while (true) {
       const block = this.#openBlock(rest.length > 0 ? 4 : 1);
       if (rest.length === 0) {
+        if (!newline) return;
         block.bytes[block.used++] = 0x0a;
         this.#queuedBytes++;
         return;

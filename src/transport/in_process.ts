@@ -5,7 +5,12 @@
  *
  * @module
  */
-import type { FrameConnection, IncomingFrame } from "../rpc/connection.ts";
+import {
+  type FrameConnection,
+  frameText,
+  type IncomingFrame,
+  type OutgoingFrame,
+} from "../rpc/connection.ts";
 import { AsyncQueue } from "../util/async_queue.ts";
 import { WaterMarks } from "../util/water_marks.ts";
 
@@ -46,7 +51,8 @@ class MemoryConnection implements FrameConnection {
     }
   }
 
-  send(text: string): boolean {
+  send(frame: OutgoingFrame): boolean {
+    const text = frameText(frame);
     const ch = this.#outgoing;
     if (ch.queue.ended) return false;
     ch.queue.push(text);

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { FrameConnection, IncomingFrame } from "../rpc/connection.ts";
+import type { FrameConnection, IncomingFrame, OutgoingFrame } from "../rpc/connection.ts";
 import { LineSplitter } from "../rpc/line_splitter.ts";
 import { FrameWriter } from "./frame_writer.ts";
 
@@ -69,8 +69,8 @@ export class StdioConnection implements FrameConnection {
     }
   }
 
-  send(text: string): boolean {
-    return this.#writer.send(text);
+  send(frame: OutgoingFrame): boolean {
+    return this.#writer.send(frame);
   }
 
   onDrain(listener: () => void): void {

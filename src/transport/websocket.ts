@@ -9,7 +9,12 @@
 import { AsyncQueue } from "../util/async_queue.ts";
 import { within } from "../util/deadline.ts";
 import { WaterMarks } from "../util/water_marks.ts";
-import type { FrameConnection, IncomingFrame } from "../rpc/connection.ts";
+import {
+  type FrameConnection,
+  frameText,
+  type IncomingFrame,
+  type OutgoingFrame,
+} from "../rpc/connection.ts";
 import type { WebSocketLike } from "../runtime/websocket_types.ts";
 
 // Declared in the runtime layer, which creates the sockets; re-exported so
@@ -106,7 +111,8 @@ export class WebSocketConnection implements FrameConnection {
    * Send one text frame. Returns false while the socket's buffer is above
    * the high-water mark; frames sent after the socket closed are dropped.
    */
-  send(text: string): boolean {
+  send(frame: OutgoingFrame): boolean {
+    const text = frameText(frame);
     const state = this.#socket.readyState;
     if (state === CONNECTING) {
       this.#beforeOpen.push(text);

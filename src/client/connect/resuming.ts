@@ -9,7 +9,12 @@
  *
  * @module
  */
-import type { FrameConnection, IncomingFrame } from "../../rpc/connection.ts";
+import {
+  type FrameConnection,
+  frameText,
+  type IncomingFrame,
+  type OutgoingFrame,
+} from "../../rpc/connection.ts";
 import { AsyncQueue } from "../../util/async_queue.ts";
 import { deadline } from "../../util/deadline.ts";
 import type { OpenedConnection } from "./opened.ts";
@@ -73,7 +78,8 @@ export class ResumingConnection implements FrameConnection {
     return this.#out;
   }
 
-  send(text: string): boolean {
+  send(frame: OutgoingFrame): boolean {
+    const text = frameText(frame);
     this.#noteOutgoing(text);
     if (this.#down) {
       this.#backlog.push(text);
