@@ -19,10 +19,6 @@ interface NativeFromBase64 {
 const nativeToBase64 = (Uint8Array.prototype as NativeBase64).toBase64;
 const nativeFromBase64 = (Uint8Array as unknown as NativeFromBase64).fromBase64;
 
-// The last character before padding may not carry set bits that decode to
-// nothing, so every byte string has exactly one accepted encoding.
-const BASE64_RE = /^[A-Za-z0-9+/]*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?$/;
-
 /**
  * Encode bytes as standard padded base64.
  *
@@ -67,10 +63,24 @@ export function decodeBase64(text: string): Uint8Array {
       throw new InvalidBase64Error(text);
     }
   }
-  if (text.length % 4 !== 0 || !BASE64_RE.test(text)) {
-    throw new InvalidBase64Error(text);
-  }
+  return decodeBase64ByBuffer(text);
+}
+
+/**
+ * {@linkcode decodeBase64} where the runtime has no `Uint8Array.fromBase64`
+ * (Node 22), with `Buffer`. Exported for its tests.
+ *
+ * @throws {InvalidBase64Error} when the text is not valid padded base64
+ */
+export function decodeBase64ByBuffer(text: string): Uint8Array {
+  if (text.length % 4 !== 0) throw new InvalidBase64Error(text);
+  // Buffer's decoder is lenient (it skips what is not base64, and takes the
+  // URL-safe alphabet too): the text is accepted only if it is exactly the
+  // encoding of what was decoded. Two native passes; the regular expression
+  // that checked it before took ~30 ms per 4 MiB (the most of an upload's
+  // server time under Node).
   const buf = Buffer.from(text, "base64");
+  if (buf.toString("base64") !== text) throw new InvalidBase64Error(text);
   return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
 }
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { decodeBase64, encodeBase64, InvalidBase64Error } from "./base64.ts";
+import { decodeBase64, decodeBase64ByBuffer, encodeBase64, InvalidBase64Error } from "./base64.ts";
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 
@@ -45,7 +45,19 @@ Deno.test("decodeBase64: rejects anything that is not canonical padded base64", 
   ];
   for (const text of bad) {
     assert.throws(() => decodeBase64(text), InvalidBase64Error, JSON.stringify(text));
+    assert.throws(() => decodeBase64ByBuffer(text), InvalidBase64Error, JSON.stringify(text));
   }
+});
+
+Deno.test("decodeBase64ByBuffer (Node's path): the same bytes as the native decoder", () => {
+  const all = new Uint8Array(256).map((_, i) => i);
+  for (let n = 0; n <= 5; n++) {
+    const bytes = all.subarray(250 - n, 256);
+    assert.deepEqual(decodeBase64ByBuffer(encodeBase64(bytes)), bytes);
+  }
+  const big = new Uint8Array(3 * 1024 * 1024 + 1).map((_, i) => (i * 7919) & 0xff);
+  assert.deepEqual(decodeBase64ByBuffer(encodeBase64(big)), decodeBase64(encodeBase64(big)));
+  assert.deepEqual(decodeBase64ByBuffer(""), new Uint8Array());
 });
 
 Deno.test("InvalidBase64Error names the length and a short prefix of the input", () => {
