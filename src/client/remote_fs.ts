@@ -190,7 +190,7 @@ export class RemoteFileSystem implements types.FileSystem {
 
   /**
    * A remote file as a stream: pipelined ranged reads of `chunkBytes`
-   * (default 256 KiB, at most the server's read limit), `window` of them in
+   * (default 512 KiB, at most the server's read limit), `window` of them in
    * flight. A server without ranged reads sends the file in one piece.
    *
    * @throws {RangeError} for a bad `chunkBytes` (other failures error the stream)

@@ -8,13 +8,24 @@
 import { checkChunkBytes } from "../fs/chunker.ts";
 
 /**
- * The default piece of a remote stream: one request moves this many bytes.
- * Measured on 2 vCPUs, 256 KiB to 512 KiB pieces moved the most bytes per
- * second over stdio and websocket alike, and larger ones less (4 MiB: about
- * 0.6x), with more server memory: every piece is a large allocation at
- * each step (the line, its text, its base64, its bytes).
+ * The default piece of a remote read stream: one request reads this many
+ * bytes. Measured on 2 vCPUs, 256 MiB: with a Node server (the binary)
+ * larger pieces move more (256 KiB: 92-102 MiB/s, 512 KiB: 109-113, 1 MiB:
+ * 116-142; each request pays an open, fstat and close in Node's thread
+ * pool); with a Deno server they were alike. But above ~755 KiB Node makes
+ * the base64 an external string, freed only by a full collection: 1 MiB
+ * pieces grew the binary by 66-74 MiB over a 1 GiB download (512 KiB: 5-26).
  */
-export const REMOTE_CHUNK_BYTES: number = 256 * 1024;
+export const REMOTE_READ_BYTES: number = 512 * 1024;
+
+/**
+ * The default piece of a remote write stream. Larger pieces were faster
+ * here too (Node server: 62-67 -> 83-86 MiB/s with 1 MiB), but the server
+ * holds every piece in flight several times over (the line, its text, its
+ * base64, its bytes): 1 MiB pieces grew it by 66 MiB over a 512 MiB upload
+ * on a websocket, past the 64 MiB this project allows; 256 KiB, ~40.
+ */
+export const REMOTE_WRITE_BYTES: number = 256 * 1024;
 
 /**
  * The default number of requests a remote stream keeps in flight: enough
@@ -72,7 +83,7 @@ export function fsSupport(capabilities: Record<string, unknown> | undefined): Fs
 
 /**
  * The bytes one ranged read asks for: `requested` (default
- * {@linkcode REMOTE_CHUNK_BYTES}), at most the server's read limit, and at
+ * {@linkcode REMOTE_READ_BYTES}), at most the server's read limit, and at
  * least 1.
  *
  * @throws {RangeError} for a bad `requested`
@@ -84,7 +95,7 @@ export function fsSupport(capabilities: Record<string, unknown> | undefined): Fs
  * ```
  */
 export function readPieceBytes(requested: number | undefined, maxReadFileBytes?: number): number {
-  const wanted = checkChunkBytes(requested, REMOTE_CHUNK_BYTES);
+  const wanted = checkChunkBytes(requested, REMOTE_READ_BYTES);
   return Math.max(1, Math.min(wanted, maxReadFileBytes ?? wanted));
 }
 
@@ -106,7 +117,7 @@ export function messageRoomBytes(maxMessageBytes: number, path: string): number 
 
 /**
  * The bytes one positional write carries: `requested` (default
- * {@linkcode REMOTE_CHUNK_BYTES}), cut to what fits in one message to the
+ * {@linkcode REMOTE_WRITE_BYTES}), cut to what fits in one message to the
  * server (see {@linkcode messageRoomBytes}).
  *
  * @throws {RangeError} for a bad `requested`
@@ -122,7 +133,7 @@ export function writePieceBytes(
   maxMessageBytes: number | undefined,
   path: string,
 ): number {
-  const wanted = checkChunkBytes(requested, REMOTE_CHUNK_BYTES);
+  const wanted = checkChunkBytes(requested, REMOTE_WRITE_BYTES);
   if (maxMessageBytes === undefined) return wanted;
   return Math.min(wanted, messageRoomBytes(maxMessageBytes, path));
 }

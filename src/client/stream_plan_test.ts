@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { fsSupport, readPieceBytes, REMOTE_CHUNK_BYTES, writePieceBytes } from "./stream_plan.ts";
+import {
+  fsSupport,
+  readPieceBytes,
+  REMOTE_READ_BYTES,
+  REMOTE_WRITE_BYTES,
+  writePieceBytes,
+} from "./stream_plan.ts";
 
 Deno.test("fsSupport reads capabilities.fs and the limits; v0 supports nothing", () => {
   assert.deepEqual(fsSupport({}), {
@@ -21,7 +27,7 @@ Deno.test("fsSupport reads capabilities.fs and the limits; v0 supports nothing",
 });
 
 Deno.test("readPieceBytes stays within the read limit and the requested size", () => {
-  assert.equal(readPieceBytes(undefined, undefined), REMOTE_CHUNK_BYTES);
+  assert.equal(readPieceBytes(undefined, undefined), REMOTE_READ_BYTES);
   assert.equal(readPieceBytes(undefined, 1000), 1000);
   assert.equal(readPieceBytes(64, 1000), 64);
   assert.equal(readPieceBytes(64, 0), 1);
@@ -29,7 +35,7 @@ Deno.test("readPieceBytes stays within the read limit and the requested size", (
 });
 
 Deno.test("writePieceBytes fits base64, path and envelope into the message limit", () => {
-  assert.equal(writePieceBytes(undefined, undefined, "/x"), REMOTE_CHUNK_BYTES);
+  assert.equal(writePieceBytes(undefined, undefined, "/x"), REMOTE_WRITE_BYTES);
   const limit = 64 * 1024;
   const piece = writePieceBytes(undefined, limit, "/tmp/x");
   assert.ok(piece % 3 === 0 && Math.ceil(piece / 3) * 4 + 1024 + 6 * 6 <= limit, `${piece}`);
