@@ -4,9 +4,9 @@
  *
  * @module
  */
-import type { StreamName } from "../protocol/methods.ts";
 import type { ControlledProcess, TimedExit } from "../process/controller.ts";
 import { OutputBuffer } from "./output_buffer.ts";
+import { OutputMerge } from "./output_merge.ts";
 
 /** A process of one connection, from the reservation of its id on. */
 export class ManagedProcess {
@@ -29,11 +29,7 @@ export class ManagedProcess {
   /** Notifications held until then. */
   pendingNotes: string[] = [];
   /** Output read since the last flush, merged into one chunk (same stream). */
-  coalesceStream: StreamName | undefined;
-  /** The merge buffer holding that chunk, while the process runs. */
-  coalesce: Uint8Array | undefined;
-  /** The chunk's size so far. */
-  coalesceBytes = 0;
+  readonly merge: OutputMerge = new OutputMerge();
   /** Reads waiting for output or the exit. */
   waiters: Set<() => void> = new Set();
 

@@ -33,54 +33,6 @@ export interface NotificationSink {
   onDrain(listener: () => void): void;
 }
 
-/**
- * Output read in one turn of the event loop is merged into one chunk up to
- * this size: a PTY yields about 4 KiB per read, and one notification per
- * read spends more time on framing than on data. Pipe reads are already
- * this large; merging them too only added a copy (measured: 256 MiB piped
- * at ~300 MiB/s with a 1 MiB limit, ~410 MiB/s with this one).
- */
-const COALESCE_MAX_BYTES = 64 * 1024;
-
-/**
- * Merge buffers of exited processes, for the next ones: a server that runs
- * thousands of short commands allocates a handful, not one per command.
- */
-const spareCoalesceBuffers: Uint8Array[] = [];
-const MAX_SPARE_COALESCE_BUFFERS = 16;
-
-/** A merge buffer's first size: most commands print less than this. */
-const COALESCE_FIRST_BYTES = 4 * 1024;
-
-/**
- * The process's merge buffer, grown (up to the limit) to take `need` more
- * bytes; a full-size one comes from the spares.
- */
-function coalesceRoom(mp: ManagedProcess, need: number): Uint8Array {
-  const buf = mp.coalesce;
-  if (buf && (buf.length - mp.coalesceBytes >= need || buf.length === COALESCE_MAX_BYTES)) {
-    return buf;
-  }
-  const size = Math.min(
-    COALESCE_MAX_BYTES,
-    Math.max(COALESCE_FIRST_BYTES, (buf?.length ?? 0) * 4, mp.coalesceBytes + need),
-  );
-  const grown = size === COALESCE_MAX_BYTES
-    ? spareCoalesceBuffers.pop() ?? new Uint8Array(size)
-    : new Uint8Array(size);
-  if (buf) grown.set(buf.subarray(0, mp.coalesceBytes));
-  mp.coalesce = grown;
-  return grown;
-}
-
-function releaseCoalesceBuffer(buf: Uint8Array): void {
-  if (
-    buf.length === COALESCE_MAX_BYTES && spareCoalesceBuffers.length < MAX_SPARE_COALESCE_BUFFERS
-  ) {
-    spareCoalesceBuffers.push(buf);
-  }
-}
-
 /** Wait until every process in `procs` has finished, or `ms` have passed. */
 async function finishedWithin(procs: ManagedProcess[], ms: number): Promise<void> {
   if (procs.length === 0) return;
@@ -361,20 +313,9 @@ export class ProcessTable {
   }
 
   #onOutput(mp: ManagedProcess, stream: StreamName, data: Uint8Array): void {
-    if (mp.coalesceStream !== stream) this.#flush(mp);
-    // The bytes are lent (the backend reads into the same buffer next), so
-    // they are copied into the process's merge buffer, flushed when full.
-    let at = 0;
-    while (at < data.byteLength) {
-      const into = coalesceRoom(mp, data.byteLength - at);
-      mp.coalesceStream = stream;
-      const n = Math.min(into.length - mp.coalesceBytes, data.byteLength - at);
-      into.set(data.subarray(at, at + n), mp.coalesceBytes);
-      mp.coalesceBytes += n;
-      at += n;
-      if (mp.coalesceBytes === into.length) this.#flush(mp);
-    }
-    if (mp.coalesceBytes === 0) return;
+    if (mp.merge.stream !== undefined && mp.merge.stream !== stream) this.#flush(mp);
+    mp.merge.add(stream, data, () => this.#flush(mp));
+    if (mp.merge.bytes === 0) return;
     this.#dirty.add(mp);
     if (!this.#flushScheduled) {
       this.#flushScheduled = true;
@@ -393,12 +334,10 @@ export class ProcessTable {
 
   /** Turn a process's merged output into one numbered chunk and notify it. */
   #flush(mp: ManagedProcess): void {
-    const stream = mp.coalesceStream;
-    if (stream === undefined || mp.coalesceBytes === 0) return;
-    const data = mp.coalesce!.subarray(0, mp.coalesceBytes);
-    mp.coalesceStream = undefined;
-    mp.coalesceBytes = 0;
+    const taken = mp.merge.take();
     this.#dirty.delete(mp);
+    if (!taken) return;
+    const { stream, data } = taken;
     const chunk = mp.output.append(stream, data);
     if (mp.waiters.size > 0) mp.wake();
     // Encoded now, while the merge buffer still holds these bytes.
@@ -407,8 +346,7 @@ export class ProcessTable {
 
   #onFinished(mp: ManagedProcess, exit: TimedExit): void {
     this.#flush(mp);
-    if (mp.coalesce) releaseCoalesceBuffer(mp.coalesce);
-    mp.coalesce = undefined;
+    mp.merge.release();
     mp.exit = exit;
     serverIdleCollector.exited();
     this.#opts.logger.debug(`process ${mp.id} exited ${exit.exitCode} ${exit.signal ?? ""}`);
