@@ -12,7 +12,6 @@ export type IncomingFrame =
   | { kind: "tooLarge"; bytes: number; limit: number }
   | { kind: "badUtf8"; bytes: number };
 
-/** A bidirectional, message-framed connection. */
 /**
  * One outgoing message: its text, or its text in parts to be sent one
  * after the other as one message (a big answer whose base64 is not joined
@@ -20,11 +19,20 @@ export type IncomingFrame =
  */
 export type OutgoingFrame = string | readonly string[];
 
-/** The whole text of an outgoing frame. */
+/**
+ * The whole text of an outgoing frame.
+ *
+ * @example
+ * ```ts
+ * import { frameText } from "./connection.ts";
+ * frameText(['{"id":1,"result":{"data":"', "aGk=", '"}}']); // '{"id":1,"result":{"data":"aGk="}}'
+ * ```
+ */
 export function frameText(frame: OutgoingFrame): string {
   return typeof frame === "string" ? frame : frame.join("");
 }
 
+/** A bidirectional, message-framed connection. */
 export interface FrameConnection {
   /** Received frames, in order; ends when the other side goes away. */
   frames(): AsyncIterable<IncomingFrame>;

@@ -80,9 +80,10 @@ interface Pending {
  *
  * @example
  * ```ts
+ * import { frameText } from "./connection.ts";
  * import { RpcPeer } from "./peer.ts";
  * const sent: string[] = [];
- * const peer = new RpcPeer({ send: (t) => sent.push(t) });
+ * const peer = new RpcPeer({ send: (frame) => sent.push(frameText(frame)) });
  * const answer = peer.request("initialize", { clientName: "demo" });
  * peer.receive('{"id":1,"result":{"protocolVersion":"exec-server.v0"}}');
  * await answer; // { protocolVersion: "exec-server.v0" }
