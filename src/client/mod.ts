@@ -50,7 +50,12 @@ export {
 } from "./spawn_options.ts";
 export type { ExecProcess, OutputChunk, ProcessExit } from "./process_handle.ts";
 export type { RunOptions, RunResult, SpawnedProcess, TerminateOptions } from "./process_handle.ts";
-export { type FsCalls, RemoteFileSystem, toFileSystemError } from "./remote_fs.ts";
+export {
+  type FsCalls,
+  RemoteFileSystem,
+  type RemoteFileSystemOptions,
+  toFileSystemError,
+} from "./remote_fs.ts";
 // The filesystem contract is part of the client's API (`client.fs`, `env.fs`).
 export * from "../fs/types.ts";
 export { shellQuote, sshCommandLine, type SshCommandOptions } from "./ssh.ts";
