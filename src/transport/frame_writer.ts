@@ -27,6 +27,9 @@ export interface FrameWriterOptions {
  */
 const BLOCK_BYTES = 1 << 20;
 
+/** The smallest block made when blocks are not reused: a few small frames share one. */
+const MIN_BLOCK_BYTES = 4096;
+
 /** A block of encoded frames. */
 interface Block {
   bytes: Uint8Array;
@@ -87,7 +90,9 @@ export class FrameWriter {
     } else {
       for (const part of frame) this.#append(part);
     }
-    this.#append("", true);
+    const block = this.#openBlock(1, 1);
+    block.bytes[block.used++] = 0x0a;
+    this.#queuedBytes++;
     if (!this.#scheduled && !this.#writing) {
       this.#scheduled = true;
       queueMicrotask(() => this.#pump());
@@ -95,17 +100,12 @@ export class FrameWriter {
     return this.#marks.grew(this.bufferedBytes);
   }
 
-  /** Encode `text` (and the frame's newline) into the open block, opening more as needed. */
-  #append(text: string, newline = false): void {
+  /** Encode `text` into the open block, opening more as needed. */
+  #append(text: string): void {
     let rest = text;
-    while (true) {
-      const block = this.#openBlock(rest.length > 0 ? 4 : 1);
-      if (rest.length === 0) {
-        if (!newline) return;
-        block.bytes[block.used++] = 0x0a;
-        this.#queuedBytes++;
-        return;
-      }
+    while (rest.length > 0) {
+      // Room for any one UTF-8 character; ASCII text and its newline wanted.
+      const block = this.#openBlock(4, rest.length + 1);
       const { read, written } = this.#encoder.encodeInto(rest, block.bytes.subarray(block.used));
       block.used += written;
       this.#queuedBytes += written;
@@ -114,11 +114,16 @@ export class FrameWriter {
     }
   }
 
-  /** The last block if it has `room` bytes free (any UTF-8 character fits in 4), else a new one. */
-  #openBlock(room: number): Block {
+  /**
+   * The last block if it has `room` bytes free, else a new one: a spare, a
+   * full-size one when blocks are reused, or else one for about `want`
+   * bytes (a client's small requests must not cost a megabyte each).
+   */
+  #openBlock(room: number, want: number): Block {
     const last = this.#blocks[this.#blocks.length - 1];
     if (last && last.bytes.length - last.used >= room) return last;
-    const block = { bytes: this.#spare.pop() ?? new Uint8Array(BLOCK_BYTES), used: 0 };
+    const size = this.#reuse ? BLOCK_BYTES : Math.min(BLOCK_BYTES, Math.max(MIN_BLOCK_BYTES, want));
+    const block = { bytes: this.#spare.pop() ?? new Uint8Array(size), used: 0 };
     this.#blocks.push(block);
     return block;
   }
