@@ -44,28 +44,29 @@ export function stringifyMessage(message: { id?: unknown; result?: unknown }): O
   if (result === null || typeof result !== "object" || Array.isArray(result)) {
     return JSON.stringify(message);
   }
-  let verbatim: Map<string, string> | undefined;
+  const entries = Object.entries(result);
+  // Most answers carry none: they cost one look at their fields, no copy.
+  if (!entries.some(([, value]) => value instanceof VerbatimString)) return JSON.stringify(message);
   const shallow: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(result)) {
+  const spliced: { field: string; text: string }[] = [];
+  for (const [key, value] of entries) {
     if (value instanceof VerbatimString) {
       const token = `\u0000verbatim:${SALT}:${++counter}`;
       // Searched for with its key: inside a JSON string every quote is
       // escaped, so `"key":"token"` occurs only where the field is.
-      (verbatim ??= new Map()).set(`${JSON.stringify(key)}:${JSON.stringify(token)}`, value.text);
+      spliced.push({ field: `${JSON.stringify(key)}:${JSON.stringify(token)}`, text: value.text });
       shallow[key] = token;
     } else {
       shallow[key] = value;
     }
   }
-  if (!verbatim) return JSON.stringify(message);
   const text = JSON.stringify({ ...message, result: shallow });
-  const found = [...verbatim].map(([field, value]) => ({ at: text.indexOf(field), field, value }));
-  found.sort((a, b) => a.at - b.at);
+  // JSON.stringify keeps the order of the fields, so each is found after the last.
   const parts: string[] = [];
   let from = 0;
-  for (const { at, field, value } of found) {
-    const valueAt = at + field.indexOf(":") + 1;
-    parts.push(text.slice(from, valueAt) + '"', value, '"');
+  for (const { field, text: value } of spliced) {
+    const at = text.indexOf(field, from);
+    parts.push(text.slice(from, at + field.indexOf(":") + 1) + '"', value, '"');
     from = at + field.length;
   }
   parts.push(text.slice(from));
