@@ -8,7 +8,7 @@
  */
 import { writeSync } from "node:fs";
 import { constants } from "node:os";
-import { getSystemErrorName } from "node:util";
+import { errnoName } from "../runtime/errno.ts";
 
 /** Retry delays after EAGAIN, in ms; the last one repeats. */
 export const EAGAIN_BACKOFF_MS: readonly number[] = [1, 2, 5, 10, 20, 50];
@@ -62,12 +62,7 @@ export class FdWriteError extends Error {
 
   /** @param fd the descriptor, @param errno the (positive) errno */
   constructor(fd: number, errno: number) {
-    let code: string;
-    try {
-      code = getSystemErrorName(-errno);
-    } catch {
-      code = `errno ${errno}`;
-    }
+    const code = errnoName(errno) ?? `errno ${errno}`;
     super(`write to fd ${fd} failed: ${code}`);
     this.name = "FdWriteError";
     this.code = code;

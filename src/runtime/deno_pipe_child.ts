@@ -1,7 +1,8 @@
 /**
  * {@linkcode PipeChild} over `Deno.Command`, read with BYOB readers: each
- * output stream is read into one 64 KiB buffer for the child's whole life,
- * so output that streams through costs no allocation per read.
+ * output stream is read into one buffer for the child's whole life (4 KiB,
+ * then a pooled 64 KiB one once a read fills it), so output that streams
+ * through costs no allocation per read.
  *
  * @module
  */
@@ -13,6 +14,7 @@ import {
   type PipeChildReader,
   PipeSpawnError,
 } from "./pipe_child_types.ts";
+import { errnoOf } from "./errno.ts";
 
 /** A pipe's capacity on Linux: one read takes whatever a pipe can hold. */
 const READ_BUFFER_BYTES = 64 * 1024;
@@ -43,14 +45,6 @@ interface DenoCommandApi {
   Command: new (program: string, opts: Record<string, unknown>) => { spawn(): DenoChild };
 }
 
-/** Deno names its errors by kind; the errno names the protocol uses, where it has none. */
-const ERRNO_BY_NAME: Record<string, string> = {
-  NotFound: "ENOENT",
-  PermissionDenied: "EACCES",
-  NotADirectory: "ENOTDIR",
-  IsADirectory: "EISDIR",
-};
-
 /** Start a child with `Deno.Command` in a new session (`detached`: setsid). */
 export function spawnDenoPipeChild(opts: PipeChildOptions): Promise<PipeChild> {
   const deno = (globalThis as unknown as { Deno: DenoCommandApi }).Deno;
@@ -67,9 +61,7 @@ export function spawnDenoPipeChild(opts: PipeChildOptions): Promise<PipeChild> {
       stderr: "piped",
     }).spawn();
   } catch (err) {
-    const e = err as { code?: unknown; name?: string };
-    const code = typeof e.code === "string" ? e.code : ERRNO_BY_NAME[e.name ?? ""] ?? "EIO";
-    return Promise.reject(new PipeSpawnError(opts.argv[0], code, err));
+    return Promise.reject(new PipeSpawnError(opts.argv[0], errnoOf(err) ?? "EIO", err));
   }
   return Promise.resolve(new DenoPipeChild(child, opts.stdin));
 }

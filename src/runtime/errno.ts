@@ -30,6 +30,20 @@ const ERRNO_NAMES = new Map<number, string>(
 );
 
 /**
+ * The name of this platform's errno `num` (`EIO` for 5 on Linux), or
+ * undefined for a number it does not name.
+ *
+ * @example
+ * ```ts
+ * import { errnoName } from "./errno.ts";
+ * errnoName(2); // "ENOENT"
+ * ```
+ */
+export function errnoName(num: number): string | undefined {
+  return ERRNO_NAMES.get(num);
+}
+
+/**
  * The POSIX name an error declares through `err.code` or its Deno error
  * class, or undefined when it has none.
  *

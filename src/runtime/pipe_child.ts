@@ -1,7 +1,8 @@
 /**
  * A child process on pipes, as each runtime can best start and read one.
  * Under Deno its output is read with a BYOB reader into one buffer per
- * stream that is reused for every read, so streaming a process's output
+ * stream that is reused for every read (small at first, full-size from a
+ * pool once the stream is busy), so streaming a process's output
  * allocates nothing per read (Deno's `node:child_process` allocated a fresh
  * buffer outside the heap for every read, and the collector, which does not
  * see that memory grow, left hundreds of megabytes of them behind). Node
