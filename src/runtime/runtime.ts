@@ -6,6 +6,7 @@
  */
 import process from "node:process";
 import { Readable } from "node:stream";
+import { fdReadable, isPipeOrSocket } from "./fd_readable.ts";
 
 interface DenoLike {
   version: { deno: string };
@@ -50,9 +51,13 @@ export function isSingleExecutable(): boolean {
   }
 }
 
-/** The server's standard input as a Web stream of bytes. */
+/**
+ * The server's standard input as a Web stream of bytes. Under Deno a piped
+ * stdin is read by the event loop rather than `Deno.stdin`'s blocking
+ * thread (see fd_readable.ts); a terminal or a file keeps `Deno.stdin`.
+ */
 export function stdinReadable(): ReadableStream<Uint8Array> {
-  if (deno) return deno.stdin.readable;
+  if (deno) return isPipeOrSocket(0) ? fdReadable(0) : deno.stdin.readable;
   return Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>;
 }
 
