@@ -37,12 +37,19 @@ export class LineSplitter {
   #decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   #strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
+  #keepChunks: boolean;
+
   /**
    * @param maxBytes the largest accepted line, without its newline (`\n`,
    * or `\r\n`: a `\r` just before the `\n` is not counted either)
+   * @param opts.keepChunks the caller gives its chunks away (a Web stream's
+   * reader owns what it reads), so the unfinished part of a line is kept
+   * by reference instead of copied: a line that spans many chunks is then
+   * copied once, when it is joined, instead of twice
    */
-  constructor(maxBytes: number) {
+  constructor(maxBytes: number, opts: { keepChunks?: boolean } = {}) {
     this.#maxBytes = maxBytes;
+    this.#keepChunks = opts.keepChunks ?? false;
   }
 
   /** Feed bytes; returns the events they complete. */
@@ -66,10 +73,13 @@ export class LineSplitter {
         this.#partsBytes += size;
       }
       if (nl === -1) {
-        // The unfinished part is copied: a transport may reuse its read
-        // buffer once push() returns.
+        // Unless the chunk was given away, the unfinished part is copied:
+        // the caller may reuse its buffer once push() returns.
         const last = this.#parts.length - 1;
-        if (!this.#discarding && last >= 0 && this.#parts[last].buffer === chunk.buffer) {
+        if (
+          !this.#keepChunks && !this.#discarding && last >= 0 &&
+          this.#parts[last].buffer === chunk.buffer
+        ) {
           this.#parts[last] = this.#parts[last].slice();
         }
         break;

@@ -117,6 +117,16 @@ Deno.test("LineSplitter: a held tail does not change when the caller reuses its 
   assert.deepEqual(s.push(enc("\n")), [{ kind: "line", text: "abc" }]);
 });
 
+Deno.test("LineSplitter: with keepChunks, lines across chunks are joined from the chunks given", () => {
+  const s = new LineSplitter(1024, { keepChunks: true });
+  const parts = ['{"a":"', "x".repeat(100), '"}\n{"b"', ":2}\n"].map(enc);
+  const events = parts.flatMap((p) => s.push(p));
+  assert.deepEqual(events, [
+    { kind: "line", text: `{"a":"${"x".repeat(100)}"}` },
+    { kind: "line", text: '{"b":2}' },
+  ]);
+});
+
 Deno.test("LineSplitter: a CRLF line of exactly the limit is accepted, however it is cut", () => {
   const line = '{"id":1,"pad":"' + "x".repeat(4) + '"}';
   const limit = enc(line).length;

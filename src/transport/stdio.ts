@@ -50,7 +50,8 @@ export class StdioConnection implements FrameConnection {
 
   /** The lines read from the readable, as frames. */
   async *frames(): AsyncIterable<IncomingFrame> {
-    const splitter = new LineSplitter(this.#maxMessageBytes);
+    // A stream's chunks belong to its reader: the splitter may keep them.
+    const splitter = new LineSplitter(this.#maxMessageBytes, { keepChunks: true });
     const reader = this.#readable.getReader();
     try {
       while (true) {
