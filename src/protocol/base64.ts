@@ -54,16 +54,27 @@ export class InvalidBase64Error extends Error {
  * @throws {InvalidBase64Error} when the text is not valid padded base64
  */
 export function decodeBase64(text: string): Uint8Array {
-  if (nativeFromBase64 && text.length % 4 === 0 && !hasWhitespace(text)) {
-    // "strict" refuses missing padding and non-zero trailing bits; the
-    // native decoder skips ASCII whitespace, which is refused above.
-    try {
-      return nativeFromBase64(text, { lastChunkHandling: "strict" });
-    } catch {
-      throw new InvalidBase64Error(text);
-    }
+  if (!nativeFromBase64) return decodeBase64ByBuffer(text);
+  if (text.length % 4 !== 0) throw new InvalidBase64Error(text);
+  // "strict" refuses missing padding and non-zero trailing bits.
+  let bytes: Uint8Array;
+  try {
+    bytes = nativeFromBase64(text, { lastChunkHandling: "strict" });
+  } catch {
+    throw new InvalidBase64Error(text);
   }
-  return decodeBase64ByBuffer(text);
+  // The native decoder skips ASCII whitespace; text with any decodes to
+  // fewer bytes than its length promises. (Checking the length costs
+  // nothing; scanning a 700 KB piece for whitespace took ~10% of a
+  // download's client time.)
+  if (bytes.byteLength !== decodedLength(text)) throw new InvalidBase64Error(text);
+  return bytes;
+}
+
+/** The bytes that padded base64 of this length (a multiple of 4) stands for. */
+function decodedLength(text: string): number {
+  const pad = text.endsWith("==") ? 2 : text.endsWith("=") ? 1 : 0;
+  return (text.length / 4) * 3 - pad;
 }
 
 /**
@@ -82,10 +93,4 @@ export function decodeBase64ByBuffer(text: string): Uint8Array {
   const buf = Buffer.from(text, "base64");
   if (buf.toString("base64") !== text) throw new InvalidBase64Error(text);
   return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-}
-
-function hasWhitespace(text: string): boolean {
-  // indexOf is a native scan, far cheaper than a regular expression here.
-  return text.indexOf(" ") >= 0 || text.indexOf("\n") >= 0 || text.indexOf("\t") >= 0 ||
-    text.indexOf("\r") >= 0 || text.indexOf("\f") >= 0;
 }

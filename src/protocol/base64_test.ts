@@ -37,6 +37,13 @@ Deno.test("decodeBase64: rejects anything that is not canonical padded base64", 
     "a b=", // space
     "aGk=\n", // newline
     " aGk=", // leading space
+    // Whitespace in text whose length is a multiple of 4: the native
+    // decoder would skip it; the decoded length gives it away.
+    "aGk=    ", // trailing spaces
+    "aGVs\nbG8=    ", // newline and spaces
+    "\t\t\t\taGk=", // leading tabs
+    "aG\r\nk=\r\n  ", // CRLFs
+    "aGVsbG8g d29ybGQh   ", // a space inside, padding out of place
     "-_8=", // URL-safe alphabet
     "aGé=", // not ASCII
     "aGl=", // non-zero bits after the last byte
