@@ -7,6 +7,7 @@
 import process from "node:process";
 import { Readable } from "node:stream";
 import { fdReadable, isPipeOrSocket } from "./fd_readable.ts";
+import { enlargePipe } from "./pipe_size.ts";
 
 interface DenoLike {
   version: { deno: string };
@@ -55,10 +56,12 @@ export function isSingleExecutable(): boolean {
  * The server's standard input as a Web stream of bytes. Under Deno a piped
  * stdin is read by the event loop rather than `Deno.stdin`'s blocking
  * thread (see fd_readable.ts); a terminal or a file keeps `Deno.stdin`.
+ * A pipe is asked for a bigger buffer where the runtime can (pipe_size.ts).
  */
 export function stdinReadable(): ReadableStream<Uint8Array> {
-  if (deno) return isPipeOrSocket(0) ? fdReadable(0) : deno.stdin.readable;
-  return Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>;
+  if (!deno) return Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>;
+  enlargePipe(0);
+  return isPipeOrSocket(0) ? fdReadable(0) : deno.stdin.readable;
 }
 
 /**
@@ -69,9 +72,15 @@ export function stdinReadable(): ReadableStream<Uint8Array> {
  */
 export const stdoutWriteCompletes: boolean = true;
 
-/** The server's standard output as a Web stream of bytes. */
+/**
+ * The server's standard output as a Web stream of bytes. A pipe is asked
+ * for a bigger buffer where the runtime can (pipe_size.ts).
+ */
 export function stdoutWritable(): WritableStream<Uint8Array> {
-  if (deno) return deno.stdout.writable;
+  if (deno) {
+    enlargePipe(1);
+    return deno.stdout.writable;
+  }
   // Not Writable.toWeb: its writes resolve as soon as the chunk is queued,
   // so a caller could not reuse its buffer; this resolves once written.
   return new WritableStream<Uint8Array>({

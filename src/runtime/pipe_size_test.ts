@@ -1,0 +1,50 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { enlargePipe, PIPE_BYTES } from "./pipe_size.ts";
+
+const MODULE = new URL("./pipe_size.ts", import.meta.url).href;
+const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
+
+/** Run a script that enlarges its stdout (a pipe here) and prints the answer. */
+async function enlargedInChild(permissions: string[]): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "pipe-size-"));
+  try {
+    const script = join(dir, "child.mjs");
+    await writeFile(
+      script,
+      `import { enlargePipe } from "${MODULE}";\nconsole.log(String(enlargePipe(1)));\n`,
+    );
+    const argv = deno
+      ? [deno.execPath(), "run", ...permissions, script]
+      : [process.execPath, script];
+    return await new Promise<string>((resolve, reject) => {
+      // stdin is a pipe too: a permission prompt would wait on it forever.
+      const child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
+      let out = "";
+      child.stdout.setEncoding("utf8").on("data", (d: string) => out += d);
+      child.on("error", reject);
+      child.on("exit", () => resolve(out.trim()));
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+Deno.test("enlargePipe: a pipe grows where the runtime may call fcntl", async () => {
+  const expected = deno && process.platform === "linux" ? String(PIPE_BYTES) : "undefined";
+  assert.equal(await enlargedInChild(["-A"]), expected);
+});
+
+Deno.test("enlargePipe: without the FFI permission it does nothing, and asks nothing", async () => {
+  if (!deno) return;
+  assert.equal(await enlargedInChild(["--allow-read", "--allow-env"]), "undefined");
+});
+
+Deno.test("enlargePipe: a call the kernel refuses returns undefined", () => {
+  // fd -1 is never open: fcntl fails, and nothing throws.
+  assert.equal(enlargePipe(-1), undefined);
+});
