@@ -29,13 +29,15 @@ export type LineEvent =
  */
 export class LineSplitter {
   #maxBytes: number;
-  #parts: Uint8Array[] = [];
+  /** The line so far: text from ASCII chunks, bytes from the others. */
+  #parts: (string | Uint8Array)[] = [];
   #partsBytes = 0;
   #discarding = false;
   // The fatal decoder is about 4x slower than the lenient one (161 ms vs
   // 44 ms for an 89 MB message here), so it only confirms a suspicion.
   #decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   #strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  #encoder = new TextEncoder();
 
   #keepChunks: boolean;
 
@@ -55,9 +57,14 @@ export class LineSplitter {
   /** Feed bytes; returns the events they complete. */
   push(chunk: Uint8Array): LineEvent[] {
     const events: LineEvent[] = [];
+    // An ASCII chunk is decoded once, whole, and split as text: the
+    // decoder and a string search are several times faster than searching
+    // the bytes (7.5 against 2.7 GB/s here), and its lines need no decoding
+    // of their own. Other chunks are split as bytes.
+    const text = this.#asciiText(chunk);
     let start = 0;
     while (start <= chunk.length) {
-      const nl = chunk.indexOf(0x0a, start);
+      const nl = text !== undefined ? text.indexOf("\n", start) : chunk.indexOf(0x0a, start);
       const end = nl === -1 ? chunk.length : nl;
       const size = end - start;
       // An empty piece leaves the line, and so its last byte, as it was.
@@ -69,18 +76,18 @@ export class LineSplitter {
         this.#parts = [];
         this.#partsBytes += size;
       } else if (size > 0) {
-        this.#parts.push(chunk.subarray(start, end));
+        this.#parts.push(text !== undefined ? text.slice(start, end) : chunk.subarray(start, end));
         this.#partsBytes += size;
       }
       if (nl === -1) {
-        // Unless the chunk was given away, the unfinished part is copied:
-        // the caller may reuse its buffer once push() returns.
-        const last = this.#parts.length - 1;
+        // Unless the chunk was given away, unfinished bytes are copied: the
+        // caller may reuse its buffer once push() returns.
+        const last = this.#parts[this.#parts.length - 1];
         if (
-          !this.#keepChunks && !this.#discarding && last >= 0 &&
-          this.#parts[last].buffer === chunk.buffer
+          !this.#keepChunks && !this.#discarding && last instanceof Uint8Array &&
+          last.buffer === chunk.buffer
         ) {
-          this.#parts[last] = this.#parts[last].slice();
+          this.#parts[this.#parts.length - 1] = last.slice();
         }
         break;
       }
@@ -88,6 +95,14 @@ export class LineSplitter {
       start = nl + 1;
     }
     return events;
+  }
+
+  /** The chunk as text when it is all ASCII (one character per byte), else undefined. */
+  #asciiText(chunk: Uint8Array): string | undefined {
+    const text = this.#decoder.decode(chunk);
+    // Any other byte makes the text shorter (a multi-byte character, a cut
+    // or bad sequence) or puts a U+FFFD in it (a lone bad byte).
+    return text.length === chunk.length && !text.includes("\uFFFD") ? text : undefined;
   }
 
   /**
@@ -113,19 +128,21 @@ export class LineSplitter {
     if (this.#discarding) {
       events.push({ kind: "tooLarge", bytes, limit: this.#maxBytes });
     } else if (bytes > 0) {
-      const line = this.#parts.length === 1 ? this.#parts[0] : concatBytes(this.#parts, bytes);
-      let text: string | undefined;
-      text = this.#decoder.decode(line);
-      // U+FFFD may be genuine; only then is the strict decoder needed.
-      if (text.includes("\uFFFD")) {
-        try {
-          this.#strictDecoder.decode(line);
-        } catch {
-          text = undefined;
-          events.push({ kind: "badUtf8", bytes });
+      let text: string | undefined = this.#joinedText();
+      if (text === undefined) {
+        const line = this.#joinedBytes(bytes);
+        text = this.#decoder.decode(line);
+        // U+FFFD may be genuine; only then is the strict decoder needed.
+        if (text.includes("\uFFFD")) {
+          try {
+            this.#strictDecoder.decode(line);
+          } catch {
+            text = undefined;
+            events.push({ kind: "badUtf8", bytes });
+          }
         }
       }
-      if (text !== undefined && text.trim().length > 0) {
+      if (text !== undefined && !isBlank(text)) {
         events.push({ kind: "line", text });
       }
     }
@@ -133,4 +150,36 @@ export class LineSplitter {
     this.#partsBytes = 0;
     this.#discarding = false;
   }
+
+  /** The line's text when every part of it came from an ASCII chunk. */
+  #joinedText(): string | undefined {
+    if (this.#parts.some((p) => typeof p !== "string")) return undefined;
+    // Concatenation makes a rope that JSON.parse flattens in one copy;
+    // join() built a flat string and took twice as long.
+    let text = "";
+    for (const part of this.#parts) text += part as string;
+    return text;
+  }
+
+  /** The line's bytes; its ASCII parts are their own bytes. */
+  #joinedBytes(total: number): Uint8Array {
+    const bytes = this.#parts.map((p) => typeof p === "string" ? this.#encoder.encode(p) : p);
+    return bytes.length === 1 ? bytes[0] : concatBytes(bytes, total);
+  }
+}
+
+/**
+ * Whether `text` is only whitespace. Looks from the front and stops at the
+ * first other character (a JSON line's first): `trim()` would first flatten
+ * a line joined from many chunks, a copy of all of it.
+ */
+function isBlank(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // JSON's whitespace, and the rest of what trim() removed before.
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09 && text[i].trim() !== "") {
+      return false;
+    }
+  }
+  return true;
 }

@@ -94,6 +94,29 @@ Deno.test("LineSplitter: a line that is not UTF-8 is reported and the next one r
   ]);
 });
 
+Deno.test("LineSplitter: ASCII chunks and others in one line are joined as bytes", () => {
+  // The ASCII chunks take the text path, the others the byte path.
+  for (const keepChunks of [false, true]) {
+    const s = new LineSplitter(1024, { keepChunks });
+    const parts = [enc('{"a":"x'), new Uint8Array([0xc3]), new Uint8Array([0xa9]), enc('y"}\n')];
+    assert.deepEqual(parts.flatMap((p) => s.push(p)), [{ kind: "line", text: '{"a":"x\u00e9y"}' }]);
+    // A bad byte after ASCII parts is still found, and a genuine U+FFFD kept.
+    const bad = [enc('{"a":"'), new Uint8Array([0xff]), enc('"}\n')];
+    assert.deepEqual(bad.flatMap((p) => s.push(p)), [{ kind: "badUtf8", bytes: 9 }]);
+    const genuine = [enc('{"a":"'), enc("\uFFFD"), enc('"}\n')];
+    assert.deepEqual(genuine.flatMap((p) => s.push(p)), [{ kind: "line", text: '{"a":"\uFFFD"}' }]);
+  }
+});
+
+Deno.test("LineSplitter: a lone bad byte in an otherwise ASCII chunk is not taken for text", () => {
+  // One byte each way: the decoder's U+FFFD keeps the length the same.
+  const s = new LineSplitter(1024);
+  assert.deepEqual(s.push(new Uint8Array([0x61, 0x80, 0x62, 0x0a, 0x63, 0x0a])), [
+    { kind: "badUtf8", bytes: 3 },
+    { kind: "line", text: "c" },
+  ]);
+});
+
 Deno.test("LineSplitter: the final line without a newline comes from end()", () => {
   const s = new LineSplitter(1024);
   assert.deepEqual(s.push(enc('{"a":1}\n{"last":')), [{ kind: "line", text: '{"a":1}' }]);
