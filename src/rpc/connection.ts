@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { encodeBase64 } from "../protocol/base64.ts";
 
 /** One received frame, or a frame the transport refused. */
 export type IncomingFrame =
@@ -13,11 +14,49 @@ export type IncomingFrame =
   | { kind: "badUtf8"; bytes: number };
 
 /**
+ * A part of an outgoing frame that stands for the standard base64 of
+ * `bytes`, encoded only when the transport writes it. The stdio writer
+ * encodes it piece by piece into its reused write blocks: a 64 MiB file's
+ * answer then never exists as one 85 MB string, nor as 85 MB of fresh
+ * blocks, whose allocation cost more than the encoding (see
+ * docs/performance.md). `String(part)` is its text, so a transport that
+ * joins the parts of a frame needs nothing special.
+ *
+ * @example
+ * ```ts
+ * import { Base64Part } from "./connection.ts";
+ * String(new Base64Part(new TextEncoder().encode("hi"))); // "aGk="
+ * ```
+ */
+export class Base64Part {
+  /** @param bytes what the part encodes; the transport reads them when it writes */
+  constructor(readonly bytes: Uint8Array) {}
+
+  /** The length of its text. */
+  get textLength(): number {
+    return Math.ceil(this.bytes.byteLength / 3) * 4;
+  }
+
+  /** Its text: the base64 of the bytes. */
+  toString(): string {
+    return encodeBase64(this.bytes);
+  }
+
+  /** In `JSON.stringify` (logs, other serializers), its text as a string. */
+  toJSON(): string {
+    return this.toString();
+  }
+}
+
+/** A part of an outgoing frame: text, or bytes to be sent as base64. */
+export type FramePart = string | Base64Part;
+
+/**
  * One outgoing message: its text, or its text in parts to be sent one
  * after the other as one message (a big answer whose base64 is not joined
  * into one string first; see `stringifyMessage`).
  */
-export type OutgoingFrame = string | readonly string[];
+export type OutgoingFrame = string | readonly FramePart[];
 
 /**
  * The whole text of an outgoing frame.

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { OutgoingFrame } from "./connection.ts";
+import { Base64Part, type FramePart, type OutgoingFrame } from "./connection.ts";
 
 /**
  * A string serialized as is between quotes. Only for text with no
@@ -26,11 +26,17 @@ export class VerbatimString {
 const SALT = Math.random().toString(36).slice(2);
 let counter = 0;
 
+/** A result field spliced in: {@linkcode VerbatimString}, or bytes sent as base64. */
+function isSpliced(value: unknown): value is VerbatimString | Base64Part {
+  return value instanceof VerbatimString || value instanceof Base64Part;
+}
+
 /**
- * `JSON.stringify(message)`, with every {@linkcode VerbatimString} among
- * the top-level fields of `message.result` spliced in unscanned: then the
- * message comes in parts, the big strings among them as they are (neither
- * scanned nor copied).
+ * `JSON.stringify(message)`, with every {@linkcode VerbatimString} and
+ * {@linkcode Base64Part} among the top-level fields of `message.result`
+ * spliced in unscanned: then the message comes in parts, the big strings
+ * among them as they are (neither scanned nor copied), and the base64 parts
+ * left for the transport to encode as it writes them.
  *
  * @example
  * ```ts
@@ -46,15 +52,16 @@ export function stringifyMessage(message: { id?: unknown; result?: unknown }): O
   }
   const entries = Object.entries(result);
   // Most answers carry none: they cost one look at their fields, no copy.
-  if (!entries.some(([, value]) => value instanceof VerbatimString)) return JSON.stringify(message);
+  if (!entries.some(([, value]) => isSpliced(value))) return JSON.stringify(message);
   const shallow: Record<string, unknown> = {};
-  const spliced: { field: string; text: string }[] = [];
+  const spliced: { field: string; part: FramePart }[] = [];
   for (const [key, value] of entries) {
-    if (value instanceof VerbatimString) {
+    if (isSpliced(value)) {
       const token = `\u0000verbatim:${SALT}:${++counter}`;
       // Searched for with its key: inside a JSON string every quote is
       // escaped, so `"key":"token"` occurs only where the field is.
-      spliced.push({ field: `${JSON.stringify(key)}:${JSON.stringify(token)}`, text: value.text });
+      const part = value instanceof VerbatimString ? value.text : value;
+      spliced.push({ field: `${JSON.stringify(key)}:${JSON.stringify(token)}`, part });
       shallow[key] = token;
     } else {
       shallow[key] = value;
@@ -62,11 +69,11 @@ export function stringifyMessage(message: { id?: unknown; result?: unknown }): O
   }
   const text = JSON.stringify({ ...message, result: shallow });
   // JSON.stringify keeps the order of the fields, so each is found after the last.
-  const parts: string[] = [];
+  const parts: FramePart[] = [];
   let from = 0;
-  for (const { field, text: value } of spliced) {
+  for (const { field, part } of spliced) {
     const at = text.indexOf(field, from);
-    parts.push(text.slice(from, at + field.indexOf(":") + 1) + '"', value, '"');
+    parts.push(text.slice(from, at + field.indexOf(":") + 1) + '"', part, '"');
     from = at + field.length;
   }
   parts.push(text.slice(from));

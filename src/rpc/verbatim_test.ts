@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { frameText } from "./connection.ts";
+import { Base64Part, frameText } from "./connection.ts";
 import { stringifyMessage, VerbatimString } from "./verbatim.ts";
 
 Deno.test("stringifyMessage: verbatim fields are spliced in; the rest is JSON.stringify's", () => {
@@ -35,4 +35,20 @@ Deno.test("stringifyMessage: messages without verbatim fields are JSON.stringify
   ) {
     assert.equal(stringifyMessage(m), JSON.stringify(m));
   }
+});
+
+Deno.test("stringifyMessage: Base64Part fields stay parts for the transport to encode", () => {
+  const bytes = new TextEncoder().encode("hello");
+  const part = new Base64Part(bytes);
+  const message = { id: 7, result: { dataBase64: part, size: 5, eof: true } };
+  const frame = stringifyMessage(message);
+  assert.ok(Array.isArray(frame) && frame.includes(part), "the part itself, not its text");
+  assert.equal(part.textLength, "aGVsbG8=".length);
+  assert.equal(String(part), "aGVsbG8=");
+  // Joined, and serialized elsewhere, it is its text.
+  assert.equal(frameText(frame), JSON.stringify(message));
+  assert.deepEqual(JSON.parse(frameText(frame)), {
+    id: 7,
+    result: { dataBase64: "aGVsbG8=", size: 5, eof: true },
+  });
 });

@@ -7,8 +7,7 @@
  *
  * @module
  */
-import { encodeBase64 } from "../protocol/base64.ts";
-import { VerbatimString } from "../rpc/verbatim.ts";
+import { Base64Part } from "../rpc/connection.ts";
 import { ErrorCode, invalidParams, RpcError } from "../protocol/errors.ts";
 import { Requests } from "../protocol/descriptors.ts";
 import {
@@ -99,13 +98,13 @@ function addContentHandlers(
       return run(Requests.fsReadFile.method, async () => {
         const data = await fs.readFile(path);
         collector.read(data.byteLength);
-        return { dataBase64: new VerbatimString(encodeBase64(data)) };
+        return { dataBase64: new Base64Part(data) };
       });
     }
     return run(Requests.fsReadFile.method, async () => {
       const { data, size, eof } = await fs.readRange(path, range);
       collector.read(data.byteLength);
-      return { dataBase64: new VerbatimString(encodeBase64(data)), size, eof };
+      return { dataBase64: new Base64Part(data), size, eof };
     });
   });
   addHandler(handlers, Requests.fsWriteFile, (params) => {

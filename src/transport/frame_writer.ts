@@ -4,7 +4,8 @@
  *
  * @module
  */
-import type { OutgoingFrame } from "../rpc/connection.ts";
+import type { Base64Part, OutgoingFrame } from "../rpc/connection.ts";
+import { encodeBase64 } from "../protocol/base64.ts";
 import { WaterMarks } from "../util/water_marks.ts";
 
 /** Options of {@linkcode FrameWriter}. */
@@ -37,6 +38,25 @@ interface Block {
 }
 
 /**
+ * A big {@linkcode Base64Part} in the queue, encoded a block at a time as
+ * it is written: `offset` bytes of it are written so far.
+ */
+interface LazyBase64 {
+  lazy: Uint8Array;
+  offset: number;
+}
+
+/** Base64 parts with a text up to this long are encoded at once, like text. */
+const EAGER_BASE64_CHARS = 256 * 1024;
+
+/**
+ * Bytes encoded per call when filling a block from a lazy part: 64 KiB of
+ * text, a string small enough for the young generation (a string of the
+ * whole part took three times as long, most of it spent allocating it).
+ */
+const BASE64_PIECE_BYTES = 48 * 1024;
+
+/**
  * Queues text frames and writes them as `\n`-terminated UTF-8.
  *
  * Each frame is encoded into a byte block the moment it is sent, and the
@@ -47,7 +67,7 @@ interface Block {
  */
 export class FrameWriter {
   #writer: WritableStreamDefaultWriter<Uint8Array>;
-  #blocks: Block[] = [];
+  #blocks: (Block | LazyBase64)[] = [];
   #spare: Uint8Array[] = [];
   #queuedBytes = 0;
   #inFlightBytes = 0;
@@ -88,7 +108,11 @@ export class FrameWriter {
     if (typeof frame === "string") {
       this.#append(frame);
     } else {
-      for (const part of frame) this.#append(part);
+      for (const part of frame) {
+        if (typeof part === "string") this.#append(part);
+        else if (part.textLength <= EAGER_BASE64_CHARS) this.#append(part.toString());
+        else this.#appendLazy(part);
+      }
     }
     const block = this.#openBlock(1, 1);
     block.bytes[block.used++] = 0x0a;
@@ -114,6 +138,12 @@ export class FrameWriter {
     }
   }
 
+  /** Queue a big base64 part to be encoded as it is written. */
+  #appendLazy(part: Base64Part): void {
+    this.#blocks.push({ lazy: part.bytes, offset: 0 });
+    this.#queuedBytes += part.textLength;
+  }
+
   /**
    * The last block if it has `room` bytes free, else a new one: a spare, a
    * full-size one when blocks are reused, or else one for about `want`
@@ -121,7 +151,7 @@ export class FrameWriter {
    */
   #openBlock(room: number, want: number): Block {
     const last = this.#blocks[this.#blocks.length - 1];
-    if (last && last.bytes.length - last.used >= room) return last;
+    if (last && "bytes" in last && last.bytes.length - last.used >= room) return last;
     const size = this.#reuse ? BLOCK_BYTES : Math.min(BLOCK_BYTES, Math.max(MIN_BLOCK_BYTES, want));
     const block = { bytes: this.#spare.pop() ?? new Uint8Array(size), used: 0 };
     this.#blocks.push(block);
@@ -151,13 +181,34 @@ export class FrameWriter {
     }
   }
 
+  /** A block filled with the next stretch of the first entry, a lazy part. */
+  #fillFromLazy(): Block {
+    const entry = this.#blocks[0] as LazyBase64;
+    const bytes = this.#spare.pop() ?? new Uint8Array(BLOCK_BYTES);
+    let used = 0;
+    // Whole pieces of 3 bytes until the last: base64 padding only at the end.
+    while (
+      entry.offset < entry.lazy.byteLength && bytes.length - used >= BASE64_PIECE_BYTES / 3 * 4
+    ) {
+      const end = Math.min(entry.offset + BASE64_PIECE_BYTES, entry.lazy.byteLength);
+      const text = encodeBase64(entry.lazy.subarray(entry.offset, end));
+      used += this.#encoder.encodeInto(text, bytes.subarray(used)).written;
+      entry.offset = end;
+    }
+    if (entry.offset >= entry.lazy.byteLength) this.#blocks.shift();
+    return { bytes, used };
+  }
+
   async #pump(): Promise<void> {
     this.#scheduled = false;
     this.#writing = true;
     while (this.#blocks.length > 0 && this.#failed === undefined) {
       // Taking the block closes it: frames sent during the write go on in
-      // a new block, so the bytes being written never change under it.
-      const block = this.#blocks.shift()!;
+      // a new block, so the bytes being written never change under it. A
+      // lazy part stays first until its last piece is taken.
+      const block = "lazy" in this.#blocks[0]
+        ? this.#fillFromLazy()
+        : this.#blocks.shift() as Block;
       this.#queuedBytes -= block.used;
       this.#inFlightBytes = block.used;
       try {

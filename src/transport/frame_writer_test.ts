@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { decodeBase64 } from "../protocol/base64.ts";
+import { Base64Part, frameText } from "../rpc/connection.ts";
 import { FrameWriter } from "./frame_writer.ts";
 
 /** A sink that copies what it is given, then resolves the write later. */
@@ -67,5 +69,37 @@ for (const reuseBuffer of [false, true]) {
     await w.flushed();
     assert.equal(sink.text(), frames.join("\n") + "\n");
     assert.equal(w.bufferedBytes, 0);
+  });
+}
+
+for (const reuseBuffer of [false, true]) {
+  Deno.test(`FrameWriter: base64 parts, small and big, come out as their text, in order (reuse=${reuseBuffer})`, async () => {
+    const sink = recordingSink(1);
+    const w = new FrameWriter(sink.stream, { reuseBuffer });
+    // Sizes around the eager limit and across several blocks, not multiples of 3.
+    const sizes = [0, 1, 2, 5, 200_000, 3 * 1024 * 1024 + 1, 1024 * 1024, 49_153];
+    const expected: string[] = [];
+    for (const [i, size] of sizes.entries()) {
+      const bytes = new Uint8Array(size).map((_, j) => (j * 31 + i) & 0xff);
+      const parts = [`{"id":${i},"result":{"dataBase64":"`, new Base64Part(bytes), '"}}'];
+      expected.push(frameText(parts));
+      w.send(parts);
+      // A frame sent while a big part is being written goes after it.
+      if (i === 5) await new Promise((r) => setTimeout(r, 2));
+      w.send(`{"after":${i}}`);
+      expected.push(`{"after":${i}}`);
+    }
+    assert.ok(w.bufferedBytes > 4 * 1024 * 1024, "the big parts count as queued text");
+    await w.flushed();
+    assert.equal(w.bufferedBytes, 0);
+    const lines = sink.text().split("\n");
+    assert.equal(lines.pop(), "");
+    assert.equal(lines.length, expected.length);
+    for (const [i, line] of lines.entries()) assert.equal(line, expected[i], `line ${i}`);
+    const big = JSON.parse(lines[10]).result.dataBase64;
+    assert.deepEqual(
+      decodeBase64(big),
+      new Uint8Array(3 * 1024 * 1024 + 1).map((_, j) => (j * 31 + 5) & 0xff),
+    );
   });
 }
