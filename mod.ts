@@ -14,8 +14,13 @@
 export * from "./src/protocol/mod.ts";
 export * from "./src/server/mod.ts";
 export { StdioConnection, type StdioConnectionOptions } from "./src/transport/stdio.ts";
-export type { FrameConnection, IncomingFrame, OutgoingFrame } from "./src/rpc/connection.ts";
-export { frameText } from "./src/rpc/connection.ts";
+export type {
+  FrameConnection,
+  FramePart,
+  IncomingFrame,
+  OutgoingFrame,
+} from "./src/rpc/connection.ts";
+export { Base64Part, frameText } from "./src/rpc/connection.ts";
 export { PeerClosedError, RemoteError, RpcPeer } from "./src/rpc/peer.ts";
 export { SERVER_NAME, VERSION } from "./src/version.ts";
 export * from "./src/client/mod.ts";

@@ -29,8 +29,13 @@ export type IncomingFrame =
  * ```
  */
 export class Base64Part {
-  /** @param bytes what the part encodes; the transport reads them when it writes */
-  constructor(readonly bytes: Uint8Array) {}
+  /** What the part encodes; the transport reads them when it writes. */
+  readonly bytes: Uint8Array;
+
+  /** A part for `bytes`, which must not change until the frame is sent. */
+  constructor(bytes: Uint8Array) {
+    this.bytes = bytes;
+  }
 
   /** The length of its text. */
   get textLength(): number {
