@@ -4,12 +4,12 @@
  *
  * Under Deno, `Deno.stdin` reads on a blocking thread: every request that
  * arrives crosses from that thread to the event loop, which cost a PTY
- * keystroke's round trip ~0.05–0.1 ms here (echo 1.2–1.5× the upstream
+ * keystroke's round trip ~0.08 ms here (echo 1.2–1.5× the upstream
  * server's; measured in docs/performance.md). A `node:net` socket on the
  * same descriptor is non-blocking and polled on the main thread, as Node
  * and the upstream server read theirs. It reads into one reused buffer
  * (`onread`) and hands out copies: the socket's default reads allocate a
- * fresh buffer each, which grew the server ~14 MiB more over a 1 GiB
+ * fresh buffer each, which grew the server ~12 MiB more over a 1 GiB
  * upload.
  *
  * @module
