@@ -78,7 +78,7 @@ export class LineSplitter {
         // Text only for a line wholly in this chunk: the parts of a longer
         // line are kept as bytes and decoded once joined, so that no chunk's
         // text outlives the chunk (joined as text, they grew the server's
-        // heap ~10 MiB more over a 1 GiB upload).
+        // RSS ~10 MiB more over a 1 GiB upload).
         const whole = nl !== -1 && this.#parts.length === 0;
         this.#parts.push(
           text !== undefined && whole ? text.slice(start, end) : chunk.subarray(start, end),
