@@ -8,18 +8,16 @@
 import type { RequestType } from "../protocol/descriptors.ts";
 import type { ResultWithEffect } from "../rpc/peer.ts";
 import type { Base64Part } from "../rpc/connection.ts";
-import type { VerbatimString } from "../rpc/verbatim.ts";
 
 /** A method handler: params in, result (or thrown RpcError) out. */
 export type MethodHandler = (params: unknown) => unknown;
 
 /**
  * A result as a handler may give it: any string field of it may be a
- * {@linkcode VerbatimString} (a big base64 text spliced in unscanned) or a
  * {@linkcode Base64Part} (bytes the transport sends as base64).
  */
 export type Wire<R> = R extends object
-  ? { [K in keyof R]: R[K] extends string ? R[K] | VerbatimString | Base64Part : R[K] }
+  ? { [K in keyof R]: R[K] extends string ? R[K] | Base64Part : R[K] }
   : R;
 
 /** A result, or a result with what must happen once it was sent. */
