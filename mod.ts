@@ -20,7 +20,7 @@ export type {
   IncomingFrame,
   OutgoingFrame,
 } from "./src/rpc/connection.ts";
-export { Base64Part, frameText } from "./src/rpc/connection.ts";
+export { Base64Part, BinaryFrame, frameText } from "./src/rpc/connection.ts";
 export { PeerClosedError, RemoteError, RpcPeer } from "./src/rpc/peer.ts";
 export { SERVER_NAME, VERSION } from "./src/version.ts";
 export * from "./src/client/mod.ts";

@@ -85,6 +85,7 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
       send: (text) => {
         conn.send(text);
       },
+      binaryFrames: conn.binaryFrames === true,
       onNotification: (method, params) => this.#hub.dispatch(method, params),
       onProblem: (message) => this.#problem(message),
     });
@@ -237,6 +238,16 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
   /** The extensions the server announced (empty for a plain v0 server). */
   get capabilities(): Record<string, unknown> {
     return this.#init.capabilities ?? {};
+  }
+
+  /**
+   * **[ext]** Whether file contents travel as binary frames: the connection
+   * carries them, the server announced them, and `binaryFrames` was not
+   * set to false.
+   */
+  get binaryFrames(): boolean {
+    return this.#conn.binaryFrames === true && this.capabilities.binaryFrames === true &&
+      this.#opts.binaryFrames !== false;
   }
 
   /** Whether the connection has ended (or `close()` was called). */
@@ -396,7 +407,7 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
     let failure: string | undefined;
     try {
       for await (const frame of this.#conn.frames()) {
-        if (frame.kind === "text") this.#peer.receive(frame.text);
+        if (frame.kind === "text") this.#peer.receive(frame.text, frame.payload);
         else if (frame.kind === "tooLarge") {
           this.#problem(`dropped a ${frame.bytes}-byte message (limit ${frame.limit} bytes)`);
         } else this.#problem(`dropped a ${frame.bytes}-byte message that is not UTF-8`);

@@ -26,6 +26,12 @@ export interface ClientOptions {
   defaultEnv?: Record<string, string>;
   /** Told about anything odd the client handled by itself (malformed notifications, ...). */
   onProblem?: (message: string) => void;
+  /**
+   * **[ext]** Send and receive file contents as binary frames where the
+   * connection (stdio, websocket) and the server (`capabilities.binaryFrames`)
+   * allow (default true); false keeps them base64 in JSON, as in v0.
+   */
+  binaryFrames?: boolean;
 }
 
 /** Options of `ExecServerClient.connectWebSocket`. */

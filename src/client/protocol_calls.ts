@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { decodeBase64, encodeBase64 } from "../protocol/base64.ts";
+import { base64FieldBytes, Base64Part, decodeBase64, encodeBase64 } from "../protocol/base64.ts";
 import { Requests, type RequestType } from "../protocol/descriptors.ts";
 import { ErrorCode } from "../protocol/errors.ts";
 import type { ProcessStartParams, TerminalSize } from "../protocol/methods.ts";
@@ -54,6 +54,22 @@ export abstract class ProtocolCalls {
 
   /** The extensions the server announced. */
   abstract get capabilities(): Record<string, unknown>;
+
+  /**
+   * **[ext]** Whether file contents travel as binary frames: the
+   * connection carries them, the server announced them, the options allow.
+   */
+  abstract get binaryFrames(): boolean;
+
+  /**
+   * `bytes` as the `dataBase64` of a request: a binary frame's payload
+   * where that is allowed, else base64 (encoded now, so the caller may
+   * reuse the buffer once the call was made; transports copy a payload
+   * when it is sent).
+   */
+  protected dataField(bytes: Uint8Array): string | Base64Part {
+    return this.binaryFrames ? new Base64Part(bytes, { binaryFrame: true }) : encodeBase64(bytes);
+  }
 
   // -- process/* ----------------------------------------------------------
 
@@ -138,7 +154,8 @@ export abstract class ProtocolCalls {
 
   /** `fs/readFile`. */
   async fsReadFile(path: string): Promise<Uint8Array> {
-    return decodeBase64((await this.call(Requests.fsReadFile, { path })).dataBase64);
+    const binary = this.binaryFrames ? { binaryFrame: true } : {};
+    return base64FieldBytes((await this.call(Requests.fsReadFile, { path, ...binary })).dataBase64);
   }
 
   /**
@@ -161,7 +178,7 @@ export abstract class ProtocolCalls {
         data: { errno: "EFBIG" },
       });
     }
-    await this.call(Requests.fsWriteFile, { path, dataBase64: encodeBase64(bytes) });
+    await this.call(Requests.fsWriteFile, { path, dataBase64: this.dataField(bytes) });
   }
 
   /** `fs/createDirectory` (`recursive` defaults to true on the server). */

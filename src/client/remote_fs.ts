@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { decodeBase64, encodeBase64 } from "../protocol/base64.ts";
+import { base64FieldBytes, Base64Part, encodeBase64 } from "../protocol/base64.ts";
 import { Requests, type RequestType } from "../protocol/descriptors.ts";
 import { ErrorCode } from "../protocol/errors.ts";
 import type * as types from "../fs/types.ts";
@@ -49,6 +49,8 @@ export interface FsCalls {
   call?<P, R>(type: RequestType<P, R>, params: P): Promise<R>;
   /** **[ext]** What the server announced (`capabilities.fs`, `capabilities.limits`). */
   readonly capabilities?: Record<string, unknown>;
+  /** **[ext]** Whether file contents may travel as binary frames. */
+  readonly binaryFrames?: boolean;
 }
 
 /** Options of {@linkcode RemoteFileSystem}. */
@@ -169,7 +171,7 @@ export class RemoteFileSystem implements types.FileSystem {
     const call = this.#extension(WRITE_OP, path, feature);
     const where = placement.kind === "append" ? { append: true } : { offset: placement.offset };
     await this.#call(WRITE_OP, path, async () => {
-      await call(Requests.fsWriteFile, { path, dataBase64: encodeBase64(data), ...where });
+      await call(Requests.fsWriteFile, { path, dataBase64: this.#dataField(data), ...where });
     });
   }
 
@@ -210,8 +212,8 @@ export class RemoteFileSystem implements types.FileSystem {
 
   /**
    * A stream that writes a remote file: pipelined positional writes of
-   * `chunkBytes` (default 256 KiB, cut to fit the server's message limit)
-   * into a temporary file beside it, renamed over it on close. A server
+   * `chunkBytes` (default 256 KiB, 1 MiB as **[ext]** binary frames; cut to
+   * fit the server's message limit) into a temporary file beside it, renamed over it on close. A server
    * without those extensions gets one atomic `fs/writeFile` on close.
    *
    * @throws {RangeError} for a bad `chunkBytes` (other failures error the stream)
@@ -221,7 +223,12 @@ export class RemoteFileSystem implements types.FileSystem {
     // The temporary name is longer than the target's by at most ~30 characters.
     const tempLike = `${path}${"x".repeat(64)}`;
     return remoteWriteStream(this.#writeCalls(this.#support()), path, {
-      pieceBytes: writePieceBytes(options.chunkBytes, maxMessageBytes, tempLike),
+      pieceBytes: writePieceBytes(
+        options.chunkBytes,
+        maxMessageBytes,
+        tempLike,
+        this.#calls.binaryFrames === true,
+      ),
       window: this.#window,
       maxBufferedBytes: maxMessageBytes === undefined
         ? undefined
@@ -286,12 +293,20 @@ export class RemoteFileSystem implements types.FileSystem {
     return call;
   }
 
+  /** `data` as a request's `dataBase64`: a binary frame's payload where allowed, else base64. */
+  #dataField(data: Uint8Array): string | Base64Part {
+    return this.#calls.binaryFrames === true
+      ? new Base64Part(data, { binaryFrame: true })
+      : encodeBase64(data);
+  }
+
   /** One ranged `fs/readFile`, decoded. */
   #range(path: string, offset: number, length?: number): Promise<types.ReadRangeResult> {
     const call = this.#calls.call!.bind(this.#calls);
     return this.#call(READ_OP, path, async () => {
-      const r = await call(Requests.fsReadFile, { path, offset, length });
-      const data = decodeBase64(r.dataBase64);
+      const binary = this.#calls.binaryFrames === true ? { binaryFrame: true } : {};
+      const r = await call(Requests.fsReadFile, { path, offset, length, ...binary });
+      const data = base64FieldBytes(r.dataBase64);
       const size = typeof r.size === "number" ? r.size : offset + data.byteLength;
       return { data, size, eof: r.eof ?? offset + data.byteLength >= size };
     });
@@ -308,8 +323,9 @@ export class RemoteFileSystem implements types.FileSystem {
         }),
       writeAt: call && support.writeOffset
         ? (path, data, offset) => {
-          // Encoded now, before the caller may reuse the buffer.
-          const dataBase64 = encodeBase64(data);
+          // Encoded (or, as a binary frame, copied) before the caller may
+          // reuse the buffer: the request is sent before the call returns.
+          const dataBase64 = this.#dataField(data);
           return this.#call(WRITE_OP, path, async () => {
             await call(Requests.fsWriteFile, { path, dataBase64, offset });
           });

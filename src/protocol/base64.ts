@@ -94,3 +94,68 @@ export function decodeBase64ByBuffer(text: string): Uint8Array {
   if (buf.toString("base64") !== text) throw new InvalidBase64Error(text);
   return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
 }
+
+/**
+ * A base64 field held as its bytes: `dataBase64` of an `fs/readFile`
+ * answer or an `fs/writeFile` request, encoded only when the transport
+ * writes it, or not at all when it travels as a binary frame's payload
+ * (`binaryFrame`; see docs/protocol.md). The stdio writer encodes it piece
+ * by piece into its reused write blocks: a 64 MiB file's answer then never
+ * exists as one 85 MB string, nor as 85 MB of fresh blocks, whose
+ * allocation cost more than the encoding (see docs/performance.md).
+ * `String(part)` is its text, so a transport that joins the parts of a
+ * frame needs nothing special.
+ *
+ * @example
+ * ```ts
+ * import { Base64Part } from "./base64.ts";
+ * String(new Base64Part(new TextEncoder().encode("hi"))); // "aGk="
+ * ```
+ */
+export class Base64Part {
+  /** What the part encodes; the transport reads them when it writes. */
+  readonly bytes: Uint8Array;
+  /**
+   * Whether the message carrying it may be sent as a binary frame, with
+   * these bytes as its payload, where the connection can carry one. Set
+   * only when the receiver asked for (or announced) binary frames.
+   */
+  readonly binaryFrame: boolean;
+
+  /** A part for `bytes`, which must not change until the frame is sent. */
+  constructor(bytes: Uint8Array, opts: { binaryFrame?: boolean } = {}) {
+    this.bytes = bytes;
+    this.binaryFrame = opts.binaryFrame ?? false;
+  }
+
+  /** The length of its text. */
+  get textLength(): number {
+    return Math.ceil(this.bytes.byteLength / 3) * 4;
+  }
+
+  /** Its text: the base64 of the bytes. */
+  toString(): string {
+    return encodeBase64(this.bytes);
+  }
+
+  /** In `JSON.stringify` (logs, other serializers), its text as a string. */
+  toJSON(): string {
+    return this.toString();
+  }
+}
+
+/**
+ * The bytes of a base64 field as received: a {@linkcode Base64Part} (the
+ * payload of a binary frame) as it is, a string decoded.
+ *
+ * @throws {InvalidBase64Error} when a string is not valid padded base64
+ *
+ * @example
+ * ```ts
+ * import { base64FieldBytes } from "./base64.ts";
+ * base64FieldBytes("aGk="); // Uint8Array [104, 105]
+ * ```
+ */
+export function base64FieldBytes(field: string | Base64Part): Uint8Array {
+  return field instanceof Base64Part ? field.bytes : decodeBase64(field);
+}

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { Base64Part } from "./base64.ts";
 
 /** The protocol version string answered by `initialize`. */
 export const PROTOCOL_VERSION = "exec-server.v0";
@@ -254,12 +255,22 @@ export interface FsReadFileParams {
    * the file); at most `capabilities.limits.maxReadFileBytes`.
    */
   length?: number;
+  /**
+   * [ext] Send the bytes as the payload of a binary frame instead of
+   * base64, where the connection carries binary frames
+   * (`capabilities.binaryFrames`); see docs/protocol.md.
+   */
+  binaryFrame?: boolean;
 }
 
 /** Result of `fs/readFile`. */
 export interface FsReadFileResult {
-  /** The file's bytes (or, for a ranged read, the range's), base64. */
-  dataBase64: string;
+  /**
+   * The file's bytes (or, for a ranged read, the range's), base64; a
+   * `Base64Part` holding them when they came as a binary frame's payload
+   * ([ext], only when the request asked for `binaryFrame`).
+   */
+  dataBase64: string | Base64Part;
   /** [ext] Ranged reads only: the file's size when it was read. */
   size?: number;
   /** [ext] Ranged reads only: whether the returned bytes reach the end of the file. */
@@ -270,8 +281,12 @@ export interface FsReadFileResult {
 export interface FsWriteFileParams {
   /** Absolute path or `file://` URI. */
   path: string;
-  /** The bytes to write, base64. */
-  dataBase64: string;
+  /**
+   * The bytes to write, base64; or, as the client library sends it, a
+   * `Base64Part`: the bytes, sent as base64 or as the payload of a binary
+   * frame ([ext], where `capabilities.binaryFrames` says so).
+   */
+  dataBase64: string | Base64Part;
   /**
    * [ext] Append to the file (created if missing) instead of replacing
    * it. Not atomic. Excludes `offset`.

@@ -8,7 +8,13 @@ export * from "./errors.ts";
 export * from "./messages.ts";
 export * from "./methods.ts";
 export * from "./descriptors.ts";
-export { decodeBase64, encodeBase64, InvalidBase64Error } from "./base64.ts";
+export {
+  base64FieldBytes,
+  Base64Part,
+  decodeBase64,
+  encodeBase64,
+  InvalidBase64Error,
+} from "./base64.ts";
 export { type CheckedStart, checkStartParams } from "./spawn_rules.ts";
 export {
   accessAt,

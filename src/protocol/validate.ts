@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { decodeBase64, InvalidBase64Error } from "./base64.ts";
+import { Base64Part, decodeBase64, InvalidBase64Error } from "./base64.ts";
 import { invalidParams } from "./errors.ts";
 import { parsePath } from "./paths.ts";
 import { show } from "./show.ts";
@@ -160,6 +160,9 @@ export function requireBase64(
   obj: Record<string, unknown>,
   field: string,
 ): Uint8Array {
+  // A binary frame's payload, put in its place by the RPC layer.
+  const value = obj[field];
+  if (value instanceof Base64Part) return value.bytes;
   const text = requireString(obj, field);
   try {
     return decodeBase64(text);

@@ -5,53 +5,24 @@
  *
  * @module
  */
-import { encodeBase64 } from "../protocol/base64.ts";
+import { Base64Part } from "../protocol/base64.ts";
+import { BinaryFrame } from "./binary_frame.ts";
+
+// Lives in the protocol layer, whose validators accept it; exported here too,
+// where the transports that encode it have always found it.
+export { Base64Part };
+export { BinaryFrame };
 
 /** One received frame, or a frame the transport refused. */
 export type IncomingFrame =
-  | { kind: "text"; text: string }
+  | {
+    kind: "text";
+    text: string;
+    /** **[ext]** A binary frame's payload, and the field it fills. */
+    payload?: { field: string; bytes: Uint8Array };
+  }
   | { kind: "tooLarge"; bytes: number; limit: number }
   | { kind: "badUtf8"; bytes: number };
-
-/**
- * A part of an outgoing frame that stands for the standard base64 of
- * `bytes`, encoded only when the transport writes it. The stdio writer
- * encodes it piece by piece into its reused write blocks: a 64 MiB file's
- * answer then never exists as one 85 MB string, nor as 85 MB of fresh
- * blocks, whose allocation cost more than the encoding (see
- * docs/performance.md). `String(part)` is its text, so a transport that
- * joins the parts of a frame needs nothing special.
- *
- * @example
- * ```ts
- * import { Base64Part } from "./connection.ts";
- * String(new Base64Part(new TextEncoder().encode("hi"))); // "aGk="
- * ```
- */
-export class Base64Part {
-  /** What the part encodes; the transport reads them when it writes. */
-  readonly bytes: Uint8Array;
-
-  /** A part for `bytes`, which must not change until the frame is sent. */
-  constructor(bytes: Uint8Array) {
-    this.bytes = bytes;
-  }
-
-  /** The length of its text. */
-  get textLength(): number {
-    return Math.ceil(this.bytes.byteLength / 3) * 4;
-  }
-
-  /** Its text: the base64 of the bytes. */
-  toString(): string {
-    return encodeBase64(this.bytes);
-  }
-
-  /** In `JSON.stringify` (logs, other serializers), its text as a string. */
-  toJSON(): string {
-    return this.toString();
-  }
-}
 
 /** A part of an outgoing frame: text, or bytes to be sent as base64. */
 export type FramePart = string | Base64Part;
@@ -61,7 +32,7 @@ export type FramePart = string | Base64Part;
  * after the other as one message (a big answer whose base64 is not joined
  * into one string first; see `stringifyMessage`).
  */
-export type OutgoingFrame = string | readonly FramePart[];
+export type OutgoingFrame = string | readonly FramePart[] | BinaryFrame;
 
 /**
  * The whole text of an outgoing frame.
@@ -73,7 +44,14 @@ export type OutgoingFrame = string | readonly FramePart[];
  * ```
  */
 export function frameText(frame: OutgoingFrame): string {
-  return typeof frame === "string" ? frame : frame.join("");
+  if (typeof frame === "string") return frame;
+  if (frame instanceof BinaryFrame) {
+    // Peers make binary frames only for connections that say they carry them.
+    throw new TypeError(
+      `this connection cannot send a binary frame (${frame.bytes.byteLength} bytes)`,
+    );
+  }
+  return frame.join("");
 }
 
 /** A bidirectional, message-framed connection. */
@@ -89,4 +67,9 @@ export interface FrameConnection {
   onDrain(listener: () => void): void;
   /** Flush what is queued, then close. */
   close(): Promise<void>;
+  /**
+   * **[ext]** Whether it sends and receives binary frames
+   * ({@linkcode BinaryFrame}); peers send none where this is not true.
+   */
+  readonly binaryFrames?: boolean;
 }

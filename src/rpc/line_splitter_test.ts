@@ -187,3 +187,77 @@ Deno.test("LineSplitter: only a \\r right before the \\n is free", () => {
   assert.deepEqual(pushAll(s, "abcd\r"), []);
   assert.deepEqual(s.end(), [{ kind: "line", text: "abcd\r" }]);
 });
+
+const header = (n: number, json = '{"id":1,"method":"fs/writeFile","params":{}}') =>
+  `#${n} dataBase64 ${json}\n`;
+
+/** Every byte value, newlines and `#` among them. */
+const PAYLOAD = new Uint8Array(700).map((_, i) => i % 256);
+
+function join(...parts: (string | Uint8Array)[]): Uint8Array {
+  const all = parts.map((p) => typeof p === "string" ? enc(p) : p);
+  const out = new Uint8Array(all.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of all) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+for (const keepChunks of [false, true]) {
+  Deno.test(`LineSplitter: a binary frame's payload comes with its header (keepChunks=${keepChunks})`, () => {
+    const stream = join(
+      '{"a":1}\n',
+      header(PAYLOAD.length),
+      PAYLOAD,
+      '{"b":2}\n',
+      header(0),
+      "x\n",
+    );
+    // Whole, and in every cut: one byte at a time, and in 7-byte chunks.
+    for (const size of [stream.length, 1, 7]) {
+      const s = new LineSplitter(1024, { keepChunks });
+      const events: LineEvent[] = [];
+      for (let at = 0; at < stream.length; at += size) {
+        // A copy that is then overwritten: the splitter must not keep views of it
+        // unless it was given the chunk.
+        const chunk = stream.slice(at, at + size);
+        events.push(...s.push(chunk));
+        if (!keepChunks) chunk.fill(0);
+      }
+      assert.deepEqual(events, [
+        { kind: "line", text: '{"a":1}' },
+        {
+          kind: "line",
+          text: '{"id":1,"method":"fs/writeFile","params":{}}',
+          payload: { field: "dataBase64", bytes: PAYLOAD },
+        },
+        { kind: "line", text: '{"b":2}' },
+        {
+          kind: "line",
+          text: '{"id":1,"method":"fs/writeFile","params":{}}',
+          payload: { field: "dataBase64", bytes: new Uint8Array(0) },
+        },
+        { kind: "line", text: "x" },
+      ], `chunks of ${size}`);
+    }
+  });
+}
+
+Deno.test("LineSplitter: a payload over the limit is skipped and reported; the next line is read", () => {
+  const s = new LineSplitter(100);
+  const events = pushAll(s, header(300), new Uint8Array(150), new Uint8Array(150), '{"next":1}\n');
+  assert.deepEqual(events, [
+    { kind: "tooLarge", bytes: 300, limit: 100 },
+    { kind: "line", text: '{"next":1}' },
+  ]);
+});
+
+Deno.test("LineSplitter: a payload cut short by the end is dropped; a `#` line that is no header stays a line", () => {
+  const s = new LineSplitter(1024);
+  assert.deepEqual(pushAll(s, "#not a header\n", "#5 dataBase64 {}\r\n", "abc"), [
+    { kind: "line", text: "#not a header" },
+  ]);
+  assert.deepEqual(s.end(), []);
+});

@@ -9,6 +9,7 @@ import { ErrorCode, RpcError } from "../protocol/errors.ts";
 import { classifyMessage, type ErrorObject, type RequestId } from "../protocol/messages.ts";
 import type { OutgoingFrame } from "./connection.ts";
 import { stringifyMessage } from "./verbatim.ts";
+import { binaryFrameOf, placePayload } from "./binary_frame.ts";
 
 /**
  * A request handler's result that also runs `afterSend` right after the
@@ -42,6 +43,11 @@ export interface PeerHandlers {
 export interface PeerOptions extends PeerHandlers {
   /** Hand one serialized message to the transport. */
   send(frame: OutgoingFrame): void;
+  /**
+   * **[ext]** The transport carries binary frames: a message with a
+   * {@linkcode Base64Part} marked `binaryFrame` is sent as one.
+   */
+  binaryFrames?: boolean;
 }
 
 /** Thrown by pending and later calls once the peer has been closed. */
@@ -134,8 +140,11 @@ export class RpcPeer {
     });
   }
 
-  /** Handle one received message (a line or a frame). */
-  receive(text: string): void {
+  /**
+   * Handle one received message (a line or a frame), with the payload of a
+   * binary frame, which becomes its `field` (a {@linkcode Base64Part}).
+   */
+  receive(text: string, payload?: { field: string; bytes: Uint8Array }): void {
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -144,6 +153,17 @@ export class RpcPeer {
       this.#sendError(null, {
         code: ErrorCode.ParseError,
         message: `parse error: ${detail}`,
+      });
+      return;
+    }
+    if (payload && !placePayload(value, payload.field, payload.bytes)) {
+      const id = (value as { id?: unknown } | null)?.id;
+      this.#sendError(typeof id === "number" || typeof id === "string" ? id : null, {
+        code: ErrorCode.InvalidRequest,
+        message: `invalid request: a binary frame's ${payload.bytes.byteLength}-byte payload ` +
+          `has no place: ${
+            JSON.stringify(payload.field)
+          } must be absent from an object params or result`,
       });
       return;
     }
@@ -219,7 +239,7 @@ export class RpcPeer {
       });
       try {
         this.#opts.send(
-          JSON.stringify(params === undefined ? { id, method } : { id, method, params }),
+          this.#frame(params === undefined ? { id, method } : { id, method, params }),
         );
       } catch (err) {
         this.#pending.delete(id);
@@ -285,11 +305,19 @@ export class RpcPeer {
   #replyResult(id: RequestId, value: unknown): void {
     if (this.#closed !== undefined) return;
     if (value instanceof ResultWithEffect) {
-      this.#opts.send(stringifyMessage({ id, result: value.result ?? {} }));
+      this.#opts.send(this.#frame({ id, result: value.result ?? {} }));
       value.afterSend();
       return;
     }
-    this.#opts.send(stringifyMessage({ id, result: value ?? {} }));
+    this.#opts.send(this.#frame({ id, result: value ?? {} }));
+  }
+
+  /** A request or response, serialized: a binary frame where one may go. */
+  #frame(
+    message: { id: RequestId; method?: string; params?: unknown; result?: unknown },
+  ): OutgoingFrame {
+    return (this.#opts.binaryFrames ? binaryFrameOf(message) : undefined) ??
+      stringifyMessage(message);
   }
 
   #replyError(id: RequestId, method: string, err: unknown): void {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { frameText } from "./connection.ts";
+import { BinaryFrame, frameText } from "./connection.ts";
+import { Base64Part } from "../protocol/base64.ts";
 import { ErrorCode, RpcError } from "../protocol/errors.ts";
 import {
   PeerClosedError,
@@ -221,4 +222,44 @@ Deno.test("RpcPeer: a response that arrives after close is not sent", async () =
   peer.close("eof");
   await new Promise((r) => setTimeout(r, 20));
   assert.deepEqual(sent, []);
+});
+
+Deno.test("RpcPeer: with binaryFrames, a marked Base64Part goes as a binary frame; else as base64", () => {
+  const frames: unknown[] = [];
+  const data = new Uint8Array([104, 105]);
+  const handler = (_method: string, params: unknown) => ({
+    dataBase64: new Base64Part(data, { binaryFrame: (params as { bin: boolean }).bin }),
+  });
+  const peer = new RpcPeer({ send: (f) => frames.push(f), binaryFrames: true, onRequest: handler });
+  peer.receive('{"id":1,"method":"fs/readFile","params":{"bin":true}}');
+  peer.receive('{"id":2,"method":"fs/readFile","params":{"bin":false}}');
+  assert.ok(frames[0] instanceof BinaryFrame);
+  assert.equal(frames[0].header(), '#2 dataBase64 {"id":1,"result":{}}\n');
+  assert.equal(frameText(frames[1] as string), '{"id":2,"result":{"dataBase64":"aGk="}}');
+  // A transport without binary frames gets base64 even for a marked part.
+  const texts: string[] = [];
+  const plain = new RpcPeer({ send: (f) => texts.push(frameText(f)), onRequest: handler });
+  plain.receive('{"id":3,"method":"fs/readFile","params":{"bin":true}}');
+  assert.deepEqual(texts, ['{"id":3,"result":{"dataBase64":"aGk="}}']);
+});
+
+Deno.test("RpcPeer: a received payload fills its field; one with no place is refused, by id", () => {
+  const got: unknown[] = [];
+  const { peer, sent } = makePeer({ onRequest: (_m, params) => (got.push(params), {}) });
+  const bytes = new Uint8Array([1, 2, 3]);
+  peer.receive('{"id":1,"method":"fs/writeFile","params":{"path":"/x"}}', {
+    field: "dataBase64",
+    bytes,
+  });
+  const params = got[0] as { path: string; dataBase64: Base64Part };
+  assert.equal(params.path, "/x");
+  assert.deepEqual(params.dataBase64.bytes, bytes);
+  peer.receive('{"id":2,"method":"fs/writeFile","params":{"dataBase64":"AQID"}}', {
+    field: "dataBase64",
+    bytes,
+  });
+  assert.equal(got.length, 1, "the handler never saw the second request");
+  assert.equal(sent[1].id, 2);
+  assert.equal(sent[1].error.code, ErrorCode.InvalidRequest);
+  assert.match(sent[1].error.message, /3-byte payload has no place: "dataBase64"/);
 });

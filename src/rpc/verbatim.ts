@@ -14,7 +14,8 @@ let counter = 0;
 
 /**
  * `JSON.stringify(message)`, with every {@linkcode Base64Part} among the
- * top-level fields of `message.result` spliced in unscanned: then the
+ * top-level fields of `message.result` (a response) or `message.params` (a
+ * request: a streamed upload's pieces) spliced in unscanned: then the
  * message comes in parts, the base64 parts among them left for the
  * transport to encode as it writes them.
  *
@@ -27,12 +28,15 @@ let counter = 0;
  * // ['{"id":1,"result":{"dataBase64":"', hi, '"}}']
  * ```
  */
-export function stringifyMessage(message: { id?: unknown; result?: unknown }): OutgoingFrame {
-  const result = message.result;
-  if (result === null || typeof result !== "object" || Array.isArray(result)) {
+export function stringifyMessage(
+  message: { id?: unknown; method?: string; params?: unknown; result?: unknown },
+): OutgoingFrame {
+  const key = "result" in message ? "result" : "params";
+  const body = message[key];
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
     return JSON.stringify(message);
   }
-  const entries = Object.entries(result);
+  const entries = Object.entries(body);
   // Most answers carry none: they cost one look at their fields, no copy.
   if (!entries.some(([, value]) => value instanceof Base64Part)) return JSON.stringify(message);
   const shallow: Record<string, unknown> = {};
@@ -48,7 +52,7 @@ export function stringifyMessage(message: { id?: unknown; result?: unknown }): O
       shallow[key] = value;
     }
   }
-  const text = JSON.stringify({ ...message, result: shallow });
+  const text = JSON.stringify({ ...message, [key]: shallow });
   // JSON.stringify keeps the order of the fields, so each is found after the last.
   const parts: FramePart[] = [];
   let from = 0;

@@ -15,8 +15,8 @@ export interface WebSocketLike {
   readonly bufferedAmount: number;
   /** Set to `"arraybuffer"` by the connection. */
   binaryType: string;
-  /** Queue one text frame. */
-  send(data: string): void;
+  /** Queue one text frame, or a binary one for bytes. */
+  send(data: string | Uint8Array): void;
   /** Start the closing handshake. */
   close(code?: number, reason?: string): void;
   /** Listen for `open`, `message`, `close` and `error`. */

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { Base64Part } from "../rpc/connection.ts";
+import { Base64Part } from "../protocol/base64.ts";
 import { ErrorCode, invalidParams, RpcError } from "../protocol/errors.ts";
 import { Requests } from "../protocol/descriptors.ts";
 import {
@@ -94,17 +94,20 @@ function addContentHandlers(
     const p = paramsObject(params, Requests.fsReadFile.method);
     const path = requireAbsolutePath(p, "path");
     const range = rangeParams(p, limit);
+    // [ext] The bytes may come as a binary frame's payload (where the
+    // connection carries binary frames; else as base64, as always).
+    const binaryFrame = optionalBoolean(p, "binaryFrame", false);
     if (!range) {
       return run(Requests.fsReadFile.method, async () => {
         const data = await fs.readFile(path);
         collector.read(data.byteLength);
-        return { dataBase64: new Base64Part(data) };
+        return { dataBase64: new Base64Part(data, { binaryFrame }) };
       });
     }
     return run(Requests.fsReadFile.method, async () => {
       const { data, size, eof } = await fs.readRange(path, range);
       collector.read(data.byteLength);
-      return { dataBase64: new Base64Part(data), size, eof };
+      return { dataBase64: new Base64Part(data, { binaryFrame }), size, eof };
     });
   });
   addHandler(handlers, Requests.fsWriteFile, (params) => {

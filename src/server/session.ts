@@ -135,6 +135,7 @@ export class Session {
       send: (text) => {
         conn.send(text);
       },
+      binaryFrames: conn.binaryFrames === true,
       onRequest: (method, params) => this.#onRequest(method, params),
       onNotification: (method) => this.#onNotification(method),
       onProblem: (message) => opts.logger.warn(message),
@@ -152,7 +153,7 @@ export class Session {
       for await (const frame of this.#conn.frames()) {
         switch (frame.kind) {
           case "text":
-            this.#peer.receive(frame.text);
+            this.#peer.receive(frame.text, frame.payload);
             break;
           case "tooLarge":
             this.#opts.logger.warn(`refused a ${frame.bytes}-byte message`);
@@ -216,7 +217,11 @@ export class Session {
     const answer = sandboxCapability().then((sandbox) => ({
       protocolVersion: PROTOCOL_VERSION,
       serverInfo: { name: SERVER_NAME, version: VERSION },
-      capabilities: capabilities(this.#opts, methods, sandbox),
+      capabilities: {
+        ...capabilities(this.#opts, methods, sandbox),
+        // Where the connection carries them: not in process (a string queue).
+        ...(this.#conn.binaryFrames === true ? { binaryFrames: true } : {}),
+      },
     }));
     const settled = () => {
       this.#initializing = undefined;

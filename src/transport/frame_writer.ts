@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Base64Part, OutgoingFrame } from "../rpc/connection.ts";
+import { type Base64Part, BinaryFrame, type OutgoingFrame } from "../rpc/connection.ts";
 import { encodeBase64 } from "../protocol/base64.ts";
 import { WaterMarks } from "../util/water_marks.ts";
 
@@ -62,7 +62,8 @@ const EAGER_BASE64_CHARS = BLOCK_BYTES;
 const BASE64_PIECE_BYTES = 48 * 1024;
 
 /**
- * Queues text frames and writes them as `\n`-terminated UTF-8.
+ * Queues text frames and writes them as `\n`-terminated UTF-8, and
+ * **[ext]** binary frames as their header line and raw payload.
  *
  * Each frame is encoded into a byte block the moment it is sent, and the
  * string is dropped: queued output is bytes in a few reused blocks, not
@@ -110,18 +111,24 @@ export class FrameWriter {
    */
   send(frame: OutgoingFrame): boolean {
     if (this.#failed !== undefined) return false;
-    if (typeof frame === "string") {
-      this.#append(frame);
+    if (frame instanceof BinaryFrame) {
+      // The header ends in its newline; the next message follows the payload.
+      this.#append(frame.header());
+      this.#appendBytes(frame.bytes);
     } else {
-      for (const part of frame) {
-        if (typeof part === "string") this.#append(part);
-        else if (part.textLength <= EAGER_BASE64_CHARS) this.#append(part.toString());
-        else this.#appendLazy(part);
+      if (typeof frame === "string") {
+        this.#append(frame);
+      } else {
+        for (const part of frame) {
+          if (typeof part === "string") this.#append(part);
+          else if (part.textLength <= EAGER_BASE64_CHARS) this.#append(part.toString());
+          else this.#appendLazy(part);
+        }
       }
+      const block = this.#openBlock(1, 1);
+      block.bytes[block.used++] = 0x0a;
+      this.#queuedBytes++;
     }
-    const block = this.#openBlock(1, 1);
-    block.bytes[block.used++] = 0x0a;
-    this.#queuedBytes++;
     if (!this.#scheduled && !this.#writing) {
       this.#scheduled = true;
       queueMicrotask(() => this.#pump());
@@ -140,6 +147,22 @@ export class FrameWriter {
       this.#queuedBytes += written;
       // The rest of a frame larger than the block goes on in the next one.
       rest = read === rest.length ? "" : rest.slice(read);
+    }
+  }
+
+  /**
+   * Copy raw bytes into the open block, opening more as needed: a copy
+   * costs little beside the write, and the caller may reuse its bytes.
+   */
+  #appendBytes(bytes: Uint8Array): void {
+    let at = 0;
+    while (at < bytes.byteLength) {
+      const block = this.#openBlock(1, bytes.byteLength - at);
+      const n = Math.min(block.bytes.length - block.used, bytes.byteLength - at);
+      block.bytes.set(bytes.subarray(at, at + n), block.used);
+      block.used += n;
+      this.#queuedBytes += n;
+      at += n;
     }
   }
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { decodeBase64 } from "../protocol/base64.ts";
-import { Base64Part, frameText } from "../rpc/connection.ts";
+import { Base64Part, BinaryFrame, frameText } from "../rpc/connection.ts";
 import { FrameWriter } from "./frame_writer.ts";
 
 /** A sink that copies what it is given, then resolves the write later. */
@@ -100,6 +100,33 @@ for (const reuseBuffer of [false, true]) {
     assert.deepEqual(
       decodeBase64(big),
       new Uint8Array(3 * 1024 * 1024 + 1).map((_, j) => (j * 31 + 5) & 0xff),
+    );
+  });
+}
+
+for (const reuseBuffer of [false, true]) {
+  Deno.test(`FrameWriter: a binary frame is its header line and raw payload, no newline after (reuse=${reuseBuffer})`, async () => {
+    const chunks: Uint8Array[] = [];
+    const stream = new WritableStream<Uint8Array>({ write: (c) => void chunks.push(c.slice()) });
+    const w = new FrameWriter(stream, { reuseBuffer });
+    // Bigger than a 1 MiB block, with every byte value in it.
+    const payload = new Uint8Array(1536 * 1024).map((_, i) => (i * 7) % 256);
+    w.send('{"id":1}');
+    w.send(new BinaryFrame('{"id":2,"result":{}}', "dataBase64", payload));
+    w.send('{"id":3}');
+    await w.flushed();
+    const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+    let at = 0;
+    for (const c of chunks) {
+      all.set(c, at);
+      at += c.length;
+    }
+    const head = `{"id":1}\n#${payload.length} dataBase64 {"id":2,"result":{}}\n`;
+    assert.equal(new TextDecoder().decode(all.subarray(0, head.length)), head);
+    assert.deepEqual(all.subarray(head.length, head.length + payload.length), payload);
+    assert.equal(
+      new TextDecoder().decode(all.subarray(head.length + payload.length)),
+      '{"id":3}\n',
     );
   });
 }

@@ -33,6 +33,8 @@ export class StdioConnection implements FrameConnection {
   #readable: ReadableStream<Uint8Array>;
   #writer: FrameWriter;
   #maxMessageBytes: number;
+  /** **[ext]** Binary frames pass: a header line, then the raw payload. */
+  readonly binaryFrames = true;
 
   /** Wrap the two streams; the writable is locked by this connection. */
   constructor(
@@ -91,5 +93,8 @@ export class StdioConnection implements FrameConnection {
 function toFrame(
   ev: ReturnType<LineSplitter["push"]>[number],
 ): IncomingFrame {
-  return ev.kind === "line" ? { kind: "text", text: ev.text } : ev;
+  if (ev.kind !== "line") return ev;
+  return ev.payload
+    ? { kind: "text", text: ev.text, payload: ev.payload }
+    : { kind: "text", text: ev.text };
 }

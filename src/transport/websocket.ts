@@ -16,6 +16,7 @@ import {
   type OutgoingFrame,
 } from "../rpc/connection.ts";
 import type { WebSocketLike } from "../runtime/websocket_types.ts";
+import { BinaryFrame, decodeBinaryFrame, encodeBinaryFrame } from "../rpc/binary_frame.ts";
 
 // Declared in the runtime layer, which creates the sockets; re-exported so
 // that this module stays the place to import it from.
@@ -45,7 +46,8 @@ type Queued = IncomingFrame | Promise<IncomingFrame>;
 
 /**
  * Frames of a websocket as a {@linkcode FrameConnection}. Text frames are
- * messages; binary frames must hold UTF-8 JSON. A frame over
+ * messages; binary frames hold UTF-8 JSON, or **[ext]** a binary frame of
+ * the protocol (`#<n> <field> <json>\n` and the payload). A frame over
  * `maxMessageBytes` becomes a `tooLarge` frame (the session answers it with
  * an error and the connection lives on). `frames()` ends when the socket
  * closes or fails.
@@ -70,11 +72,13 @@ export class WebSocketConnection implements FrameConnection {
   #queue: AsyncQueue<Queued> = new AsyncQueue();
   #ended = false;
   #iterating = false;
-  #beforeOpen: string[] = [];
+  #beforeOpen: (string | Uint8Array)[] = [];
   #beforeOpenBytes = 0;
   #pollTimer: ReturnType<typeof setInterval> | undefined;
   #closedListeners: (() => void)[] = [];
   #decoder = new TextDecoder("utf-8", { fatal: true });
+  /** **[ext]** Binary frames pass, each as one binary message. */
+  readonly binaryFrames = true;
 
   /** Wrap `socket`, which may still be connecting. */
   constructor(socket: WebSocketLike, opts: WebSocketConnectionOptions = {}) {
@@ -108,18 +112,18 @@ export class WebSocketConnection implements FrameConnection {
   }
 
   /**
-   * Send one text frame. Returns false while the socket's buffer is above
+   * Send one frame (text, or **[ext]** a binary frame). Returns false while the socket's buffer is above
    * the high-water mark; frames sent after the socket closed are dropped.
    */
   send(frame: OutgoingFrame): boolean {
-    const text = frameText(frame);
+    const data = frame instanceof BinaryFrame ? encodeBinaryFrame(frame) : frameText(frame);
     const state = this.#socket.readyState;
     if (state === CONNECTING) {
-      this.#beforeOpen.push(text);
-      this.#beforeOpenBytes += text.length;
+      this.#beforeOpen.push(data);
+      this.#beforeOpenBytes += data.length;
     } else if (state === OPEN) {
       try {
-        this.#socket.send(text);
+        this.#socket.send(data);
       } catch {
         // The socket failed between the state check and the send; its close
         // event ends the connection.
@@ -170,9 +174,9 @@ export class WebSocketConnection implements FrameConnection {
     const pending = this.#beforeOpen;
     this.#beforeOpen = [];
     this.#beforeOpenBytes = 0;
-    for (const text of pending) {
+    for (const data of pending) {
       try {
-        this.#socket.send(text);
+        this.#socket.send(data);
       } catch {
         break;
       }
@@ -221,6 +225,11 @@ export class WebSocketConnection implements FrameConnection {
   #binaryFrame(bytes: Uint8Array): IncomingFrame {
     if (bytes.byteLength > this.#maxMessageBytes) {
       return { kind: "tooLarge", bytes: bytes.byteLength, limit: this.#maxMessageBytes };
+    }
+    const binary = decodeBinaryFrame(bytes);
+    if (binary) {
+      const { header, bytes: payload } = binary;
+      return { kind: "text", text: header.text, payload: { field: header.field, bytes: payload } };
     }
     try {
       return { kind: "text", text: this.#decoder.decode(bytes) };

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { IncomingFrame } from "../rpc/connection.ts";
+import { BinaryFrame, type IncomingFrame } from "../rpc/connection.ts";
 import { WebSocketConnection, type WebSocketLike } from "./websocket.ts";
 
 type Listener = (event: { data?: unknown }) => void;
@@ -9,11 +9,11 @@ class FakeSocket implements WebSocketLike {
   readyState = 1;
   bufferedAmount = 0;
   binaryType = "blob";
-  sent: string[] = [];
+  sent: (string | Uint8Array)[] = [];
   closedWith: [number | undefined, string | undefined] | undefined;
   #listeners = new Map<string, Listener[]>();
 
-  send(data: string): void {
+  send(data: string | Uint8Array): void {
     this.sent.push(data);
     this.bufferedAmount += data.length;
   }
@@ -172,4 +172,29 @@ Deno.test("WebSocketConnection: an error event ends the frames", async () => {
   socket.emit("message", "before");
   socket.emit("error");
   assert.deepEqual(await frames, [{ kind: "text", text: "before" }]);
+});
+
+Deno.test("WebSocketConnection: binary frames go as one binary message and come back with their payload", async () => {
+  const socket = new FakeSocket();
+  const conn = new WebSocketConnection(socket);
+  assert.equal(conn.binaryFrames, true);
+  const payload = new Uint8Array([0x0a, 0x23, 0, 255]);
+  conn.send(new BinaryFrame('{"id":1,"result":{}}', "dataBase64", payload));
+  const sent = socket.sent[0];
+  assert.ok(sent instanceof Uint8Array, "a binary message");
+  const head = '#4 dataBase64 {"id":1,"result":{}}\n';
+  assert.equal(new TextDecoder().decode(sent.subarray(0, head.length)), head);
+  assert.deepEqual(sent.subarray(head.length), payload);
+  // The same message received; a binary message that is no frame stays JSON.
+  socket.emit("message", sent.slice().buffer);
+  socket.emit("message", new TextEncoder().encode('{"id":2}').buffer);
+  socket.remoteClose();
+  assert.deepEqual(await collect(conn), [
+    {
+      kind: "text",
+      text: '{"id":1,"result":{}}',
+      payload: { field: "dataBase64", bytes: payload },
+    },
+    { kind: "text", text: '{"id":2}' },
+  ]);
 });
