@@ -240,11 +240,7 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
     return this.#init.capabilities ?? {};
   }
 
-  /**
-   * **[ext]** Whether file contents travel as binary frames: the connection
-   * carries them, the server announced them, and `binaryFrames` was not
-   * set to false.
-   */
+  /** **[ext]** Whether file contents travel as binary frames (connection, server and options allow). */
   get binaryFrames(): boolean {
     return this.#conn.binaryFrames === true && this.capabilities.binaryFrames === true &&
       this.#opts.binaryFrames !== false;
