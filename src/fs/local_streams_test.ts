@@ -4,6 +4,7 @@ import * as fsp from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { LocalFileSystem } from "./local.ts";
 import { FileSystemError } from "./types.ts";
+import { concatBytes } from "../util/bytes.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -22,16 +23,6 @@ async function failure(promise: Promise<unknown>): Promise<FileSystemError> {
   const err = await promise.then(() => assert.fail("should reject"), (e) => e);
   assert.ok(err instanceof FileSystemError, String(err));
   return err;
-}
-
-function concat(chunks: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }
 
 async function collect(stream: ReadableStream<Uint8Array>): Promise<Uint8Array[]> {
@@ -132,7 +123,7 @@ Deno.test("readStream: chunks of the asked size, errors through the stream", asy
     await fsp.writeFile(`${dir}/f`, data);
     const chunks = await collect(fs.readStream(`${dir}/f`, { chunkBytes: 4096 }));
     assert.deepEqual(chunks.map((c) => c.byteLength), [4096, 4096, 1808]);
-    assert.deepEqual(concat(chunks), data);
+    assert.deepEqual(concatBytes(chunks), data);
     // Larger than the read limit: a stream is not bound by it.
     assert.equal((await collect(fs.readStream(`${dir}/f`))).length, 1);
     for (const [path, errno] of [[`${dir}/nope`, "ENOENT"], [dir, "EISDIR"], ["rel", "EINVAL"]]) {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { type LineEvent, LineSplitter } from "./line_splitter.ts";
+import { concatBytes } from "../util/bytes.ts";
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 
@@ -194,16 +195,8 @@ const header = (n: number, json = '{"id":1,"method":"fs/writeFile","params":{}}'
 /** Every byte value, newlines and `#` among them. */
 const PAYLOAD = new Uint8Array(700).map((_, i) => i % 256);
 
-function join(...parts: (string | Uint8Array)[]): Uint8Array {
-  const all = parts.map((p) => typeof p === "string" ? enc(p) : p);
-  const out = new Uint8Array(all.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of all) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
+const join = (...parts: (string | Uint8Array)[]): Uint8Array =>
+  concatBytes(parts.map((p) => typeof p === "string" ? enc(p) : p));
 
 for (const keepChunks of [false, true]) {
   Deno.test(`LineSplitter: a binary frame's payload comes with its header (keepChunks=${keepChunks})`, () => {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { decodeBase64 } from "../protocol/base64.ts";
 import { Base64Part, BinaryFrame, frameText } from "../rpc/connection.ts";
 import { FrameWriter } from "./frame_writer.ts";
+import { concatBytes } from "../util/bytes.ts";
 
 /** A sink that copies what it is given, then resolves the write later. */
 function recordingSink(delayMs = 0): { stream: WritableStream<Uint8Array>; text(): string } {
@@ -115,12 +116,7 @@ for (const reuseBuffer of [false, true]) {
     w.send(new BinaryFrame('{"id":2,"result":{}}', "dataBase64", payload));
     w.send('{"id":3}');
     await w.flushed();
-    const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-    let at = 0;
-    for (const c of chunks) {
-      all.set(c, at);
-      at += c.length;
-    }
+    const all = concatBytes(chunks);
     const head = `{"id":1}\n#${payload.length} dataBase64 {"id":2,"result":{}}\n`;
     assert.equal(new TextDecoder().decode(all.subarray(0, head.length)), head);
     assert.deepEqual(all.subarray(head.length, head.length + payload.length), payload);
