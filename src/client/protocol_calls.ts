@@ -30,6 +30,21 @@ export function toBytes(data: Uint8Array | string): Uint8Array {
 }
 
 /**
+ * `bytes` as the `dataBase64` of a request: a binary frame's payload where
+ * `binaryFrames` allows, else base64 (encoded now, so the caller may reuse
+ * the buffer once the call was made; transports copy a payload when it is
+ * sent).
+ */
+export function dataField(bytes: Uint8Array, binaryFrames: boolean): string | Base64Part {
+  return binaryFrames ? new Base64Part(bytes, { binaryFrame: true }) : encodeBase64(bytes);
+}
+
+/** The `fs/readFile` params that ask for the bytes as a binary frame, where allowed. */
+export function binaryReadParams(binaryFrames: boolean): { binaryFrame?: true } {
+  return binaryFrames ? { binaryFrame: true } : {};
+}
+
+/**
  * The session dialect answers a refused write with a status instead of an
  * error; it becomes the error a v0 server would have sent.
  */
@@ -60,16 +75,6 @@ export abstract class ProtocolCalls {
    * connection carries them, the server announced them, the options allow.
    */
   abstract get binaryFrames(): boolean;
-
-  /**
-   * `bytes` as the `dataBase64` of a request: a binary frame's payload
-   * where that is allowed, else base64 (encoded now, so the caller may
-   * reuse the buffer once the call was made; transports copy a payload
-   * when it is sent).
-   */
-  protected dataField(bytes: Uint8Array): string | Base64Part {
-    return this.binaryFrames ? new Base64Part(bytes, { binaryFrame: true }) : encodeBase64(bytes);
-  }
 
   // -- process/* ----------------------------------------------------------
 
@@ -154,8 +159,8 @@ export abstract class ProtocolCalls {
 
   /** `fs/readFile`. */
   async fsReadFile(path: string): Promise<Uint8Array> {
-    const binary = this.binaryFrames ? { binaryFrame: true } : {};
-    return base64FieldBytes((await this.call(Requests.fsReadFile, { path, ...binary })).dataBase64);
+    const params = { path, ...binaryReadParams(this.binaryFrames) };
+    return base64FieldBytes((await this.call(Requests.fsReadFile, params)).dataBase64);
   }
 
   /**
@@ -178,7 +183,10 @@ export abstract class ProtocolCalls {
         data: { errno: "EFBIG" },
       });
     }
-    await this.call(Requests.fsWriteFile, { path, dataBase64: this.dataField(bytes) });
+    await this.call(Requests.fsWriteFile, {
+      path,
+      dataBase64: dataField(bytes, this.binaryFrames),
+    });
   }
 
   /** `fs/createDirectory` (`recursive` defaults to true on the server). */

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { base64FieldBytes, Base64Part, encodeBase64 } from "../protocol/base64.ts";
+import { base64FieldBytes } from "../protocol/base64.ts";
 import { Requests, type RequestType } from "../protocol/descriptors.ts";
 import { ErrorCode } from "../protocol/errors.ts";
 import type * as types from "../fs/types.ts";
@@ -15,6 +15,7 @@ import { checkedPath } from "../fs/paths.ts";
 import { checkPlacement, checkRange, MAX_FILE_OFFSET } from "../fs/range.ts";
 import { READ_OP, WRITE_OP } from "../fs/stream_target.ts";
 import { ServerError } from "./errors.ts";
+import { binaryReadParams, dataField } from "./protocol_calls.ts";
 import { remoteReadStream } from "./remote_read_stream.ts";
 import { remoteWriteStream, type WriteStreamCalls } from "./remote_write_stream.ts";
 import {
@@ -171,7 +172,11 @@ export class RemoteFileSystem implements types.FileSystem {
     const call = this.#extension(WRITE_OP, path, feature);
     const where = placement.kind === "append" ? { append: true } : { offset: placement.offset };
     await this.#call(WRITE_OP, path, async () => {
-      await call(Requests.fsWriteFile, { path, dataBase64: this.#dataField(data), ...where });
+      await call(Requests.fsWriteFile, {
+        path,
+        dataBase64: dataField(data, this.#binary()),
+        ...where,
+      });
     });
   }
 
@@ -227,7 +232,7 @@ export class RemoteFileSystem implements types.FileSystem {
         options.chunkBytes,
         maxMessageBytes,
         tempLike,
-        this.#calls.binaryFrames === true,
+        this.#binary(),
       ),
       window: this.#window,
       maxBufferedBytes: maxMessageBytes === undefined
@@ -271,6 +276,11 @@ export class RemoteFileSystem implements types.FileSystem {
     }
   }
 
+  /** Whether file contents may travel as binary frames. */
+  #binary(): boolean {
+    return this.#calls.binaryFrames === true;
+  }
+
   #support(): FsSupport {
     return fsSupport(this.#calls.capabilities);
   }
@@ -293,18 +303,11 @@ export class RemoteFileSystem implements types.FileSystem {
     return call;
   }
 
-  /** `data` as a request's `dataBase64`: a binary frame's payload where allowed, else base64. */
-  #dataField(data: Uint8Array): string | Base64Part {
-    return this.#calls.binaryFrames === true
-      ? new Base64Part(data, { binaryFrame: true })
-      : encodeBase64(data);
-  }
-
   /** One ranged `fs/readFile`, decoded. */
   #range(path: string, offset: number, length?: number): Promise<types.ReadRangeResult> {
     const call = this.#calls.call!.bind(this.#calls);
     return this.#call(READ_OP, path, async () => {
-      const binary = this.#calls.binaryFrames === true ? { binaryFrame: true } : {};
+      const binary = binaryReadParams(this.#binary());
       const r = await call(Requests.fsReadFile, { path, offset, length, ...binary });
       const data = base64FieldBytes(r.dataBase64);
       const size = typeof r.size === "number" ? r.size : offset + data.byteLength;
@@ -325,7 +328,7 @@ export class RemoteFileSystem implements types.FileSystem {
         ? (path, data, offset) => {
           // Encoded (or, as a binary frame, copied) before the caller may
           // reuse the buffer: the request is sent before the call returns.
-          const dataBase64 = this.#dataField(data);
+          const dataBase64 = dataField(data, this.#binary());
           return this.#call(WRITE_OP, path, async () => {
             await call(Requests.fsWriteFile, { path, dataBase64, offset });
           });
