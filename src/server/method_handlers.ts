@@ -7,7 +7,7 @@
  */
 import type { RequestType } from "../protocol/descriptors.ts";
 import type { ResultWithEffect } from "../rpc/peer.ts";
-import type { Base64Part } from "../rpc/connection.ts";
+import type { Base64Part } from "../protocol/base64.ts";
 
 /** A method handler: params in, result (or thrown RpcError) out. */
 export type MethodHandler = (params: unknown) => unknown;

@@ -41,11 +41,16 @@ export async function sandboxCapability(): Promise<SandboxCapability> {
     : { available: false, reason: support.reason };
 }
 
-/** Everything a session advertises in `initialize.capabilities`. */
+/**
+ * Everything a session advertises in `initialize.capabilities`;
+ * `binaryFrames` where its connection carries them (stdio and websocket,
+ * not in process).
+ */
 export function capabilities(
   opts: ServerOptions,
   methods: string[],
   sandbox?: SandboxCapability,
+  binaryFrames = false,
 ): Record<string, unknown> {
   return {
     methods: [...methods].sort(),
@@ -69,6 +74,7 @@ export function capabilities(
       exitedRetentionMs: opts.exitedRetentionMs,
       maxReadFileBytes: opts.maxReadFileBytes,
     },
+    ...(binaryFrames ? { binaryFrames: true } : {}),
   };
 }
 
@@ -217,11 +223,7 @@ export class Session {
     const answer = sandboxCapability().then((sandbox) => ({
       protocolVersion: PROTOCOL_VERSION,
       serverInfo: { name: SERVER_NAME, version: VERSION },
-      capabilities: {
-        ...capabilities(this.#opts, methods, sandbox),
-        // Where the connection carries them: not in process (a string queue).
-        ...(this.#conn.binaryFrames === true ? { binaryFrames: true } : {}),
-      },
+      capabilities: capabilities(this.#opts, methods, sandbox, this.#conn.binaryFrames === true),
     }));
     const settled = () => {
       this.#initializing = undefined;
