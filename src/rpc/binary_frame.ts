@@ -105,37 +105,6 @@ export function decodeBinaryFrame(
 }
 
 /**
- * The binary frame for `message` when a top-level field of its `params` or
- * `result` is a {@linkcode Base64Part} that may travel as one
- * (`binaryFrame`), else undefined. Only the first such field goes as the
- * payload; others stay base64 in the JSON.
- *
- * @example
- * ```ts
- * import { Base64Part } from "../protocol/base64.ts";
- * import { binaryFrameOf } from "./binary_frame.ts";
- * const data = new Base64Part(new Uint8Array([1, 2]), { binaryFrame: true });
- * binaryFrameOf({ id: 1, result: { dataBase64: data, eof: true } })?.header();
- * // '#2 dataBase64 {"id":1,"result":{"eof":true}}\n'
- * ```
- */
-export function binaryFrameOf(
-  message: { id?: unknown; method?: string; params?: unknown; result?: unknown },
-): BinaryFrame | undefined {
-  const key = "result" in message ? "result" : "params";
-  const body = message[key];
-  if (body === null || typeof body !== "object" || Array.isArray(body)) return undefined;
-  for (const [field, value] of Object.entries(body)) {
-    if (value instanceof Base64Part && value.binaryFrame) {
-      const rest: Record<string, unknown> = { ...body };
-      delete rest[field];
-      return new BinaryFrame(JSON.stringify({ ...message, [key]: rest }), field, value.bytes);
-    }
-  }
-  return undefined;
-}
-
-/**
  * Put a received payload in its place: `field` of the message's `params`
  * (a request or notification) or `result` (a response), as a
  * {@linkcode Base64Part}. Returns false when the message has no such

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { Base64Part } from "../protocol/base64.ts";
 import {
   BinaryFrame,
-  binaryFrameOf,
   decodeBinaryFrame,
   encodeBinaryFrame,
   parseBinaryFrameHeader,
@@ -49,26 +48,6 @@ Deno.test("encodeBinaryFrame and decodeBinaryFrame: header, newline, payload, si
   assert.equal(decodeBinaryFrame(message.subarray(0, message.length - 1)), undefined, "short");
   assert.equal(decodeBinaryFrame(new TextEncoder().encode('{"id":1}')), undefined, "JSON");
   assert.equal(decodeBinaryFrame(bytes(0x23, 0x31)), undefined, "no newline");
-});
-
-Deno.test("binaryFrameOf: only a Base64Part marked binaryFrame makes a frame", () => {
-  const marked = new Base64Part(bytes(1, 2, 3), { binaryFrame: true });
-  const frame = binaryFrameOf({ id: 1, result: { dataBase64: marked, size: 3, eof: true } })!;
-  assert.equal(frame.header(), '#3 dataBase64 {"id":1,"result":{"size":3,"eof":true}}\n');
-  assert.deepEqual(frame.bytes, bytes(1, 2, 3));
-  const request = binaryFrameOf({
-    id: 2,
-    method: "fs/writeFile",
-    params: { path: "/x", dataBase64: marked, append: true },
-  })!;
-  assert.equal(
-    request.header(),
-    '#3 dataBase64 {"id":2,"method":"fs/writeFile","params":{"path":"/x","append":true}}\n',
-  );
-  const plain = new Base64Part(bytes(1, 2, 3));
-  assert.equal(binaryFrameOf({ id: 3, result: { dataBase64: plain } }), undefined);
-  assert.equal(binaryFrameOf({ id: 4, result: { dataBase64: "AQID" } }), undefined);
-  assert.equal(binaryFrameOf({ id: 5, result: [marked] }), undefined);
 });
 
 Deno.test("placePayload: into params of requests, result of responses, never over a field", () => {

@@ -9,7 +9,7 @@ import { ErrorCode, RpcError } from "../protocol/errors.ts";
 import { classifyMessage, type ErrorObject, type RequestId } from "../protocol/messages.ts";
 import type { OutgoingFrame } from "./connection.ts";
 import { stringifyMessage } from "./verbatim.ts";
-import { binaryFrameOf, placePayload } from "./binary_frame.ts";
+import { placePayload } from "./binary_frame.ts";
 
 /**
  * A request handler's result that also runs `afterSend` right after the
@@ -316,8 +316,7 @@ export class RpcPeer {
   #frame(
     message: { id: RequestId; method?: string; params?: unknown; result?: unknown },
   ): OutgoingFrame {
-    return (this.#opts.binaryFrames ? binaryFrameOf(message) : undefined) ??
-      stringifyMessage(message);
+    return stringifyMessage(message, { binaryFrames: this.#opts.binaryFrames });
   }
 
   #replyError(id: RequestId, method: string, err: unknown): void {

@@ -7,6 +7,7 @@
  * @module
  */
 import { Base64Part, type FramePart, type OutgoingFrame } from "./connection.ts";
+import { BinaryFrame } from "./binary_frame.ts";
 
 /** Makes placeholders unguessable by whoever chooses the other strings. */
 const SALT = Math.random().toString(36).slice(2);
@@ -17,7 +18,10 @@ let counter = 0;
  * top-level fields of `message.result` (a response) or `message.params` (a
  * request: a streamed upload's pieces) spliced in unscanned: then the
  * message comes in parts, the base64 parts among them left for the
- * transport to encode as it writes them.
+ * transport to encode as it writes them. With `binaryFrames` (the
+ * transport carries them), the first part marked `binaryFrame` makes the
+ * message a {@linkcode BinaryFrame} with those bytes as its payload
+ * instead; any others stay base64 in its JSON.
  *
  * @example
  * ```ts
@@ -30,6 +34,7 @@ let counter = 0;
  */
 export function stringifyMessage(
   message: { id?: unknown; method?: string; params?: unknown; result?: unknown },
+  opts: { binaryFrames?: boolean } = {},
 ): OutgoingFrame {
   const key = "result" in message ? "result" : "params";
   const body = message[key];
@@ -39,6 +44,15 @@ export function stringifyMessage(
   const entries = Object.entries(body);
   // Most answers carry none: they cost one look at their fields, no copy.
   if (!entries.some(([, value]) => value instanceof Base64Part)) return JSON.stringify(message);
+  const payload = opts.binaryFrames
+    ? entries.find(([, value]) => value instanceof Base64Part && value.binaryFrame)
+    : undefined;
+  if (payload) {
+    const [field, part] = payload as [string, Base64Part];
+    const rest: Record<string, unknown> = { ...body };
+    delete rest[field];
+    return new BinaryFrame(JSON.stringify({ ...message, [key]: rest }), field, part.bytes);
+  }
   const shallow: Record<string, unknown> = {};
   const spliced: { field: string; part: Base64Part }[] = [];
   for (const [key, value] of entries) {
