@@ -121,8 +121,12 @@ export function readPieceBytes(requested: number | undefined, maxReadFileBytes?:
  * ```
  */
 export function messageRoomBytes(maxMessageBytes: number, path: string): number {
-  const room = maxMessageBytes - ENVELOPE_BYTES - path.length * 6;
-  return Math.max(3, Math.floor(room / 4) * 3);
+  return Math.max(3, Math.floor(roomBesidePath(maxMessageBytes, path) / 4) * 3);
+}
+
+/** The message limit less the envelope and `path` (JSON-escaped, up to 6 bytes a character). */
+function roomBesidePath(maxMessageBytes: number, path: string): number {
+  return maxMessageBytes - ENVELOPE_BYTES - path.length * 6;
 }
 
 /**
@@ -153,7 +157,7 @@ export function writePieceBytes(
   if (maxMessageBytes === undefined) return wanted;
   // A binary frame's payload is the bytes themselves, next to the header.
   const room = binaryFrames
-    ? Math.max(1, maxMessageBytes - ENVELOPE_BYTES - path.length * 6)
+    ? Math.max(1, roomBesidePath(maxMessageBytes, path))
     : messageRoomBytes(maxMessageBytes, path);
   return Math.min(wanted, room);
 }

@@ -51,6 +51,9 @@ export interface BinaryFrameHeader {
   byteLength: number;
 }
 
+/** Decodes every header: made once, not for each message. */
+const headerDecoder = new TextDecoder("utf-8", { fatal: true });
+
 const HEADER = /^#(0|[1-9][0-9]{0,14}) ([A-Za-z_][A-Za-z0-9_]{0,63}) /;
 
 /**
@@ -95,7 +98,7 @@ export function decodeBinaryFrame(
   if (nl === -1) return undefined;
   let line: string;
   try {
-    line = new TextDecoder("utf-8", { fatal: true }).decode(message.subarray(0, nl));
+    line = headerDecoder.decode(message.subarray(0, nl));
   } catch {
     return undefined;
   }
