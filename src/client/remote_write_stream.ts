@@ -170,8 +170,9 @@ export function remoteWriteStream(
     return asTargetError(err, target);
   };
   const send = (piece: Uint8Array): void => {
-    // The piece is encoded before writeAt returns, so the caller's buffer
-    // behind it may be reused as soon as write() resolves.
+    // The piece is encoded (or, as a binary frame, copied) before writeAt
+    // returns, so the caller's buffer behind it may be reused as soon as
+    // write() resolves.
     uploads.add(writeAt(temp!, piece, offset));
     offset += piece.byteLength;
   };
