@@ -9,7 +9,7 @@ import process from "node:process";
 import {
   onSignal,
   runtimeDescription,
-  stdinReadable,
+  stdinInput,
   stdoutWritable,
   stdoutWriteCompletes,
 } from "../runtime/runtime.ts";
@@ -93,7 +93,7 @@ export async function main(args: string[]): Promise<number> {
     // Serve until SIGTERM/SIGINT; stop() ends the process.
     return await new Promise<number>(() => {});
   }
-  const conn = new StdioConnection(stdinReadable(), stdoutWritable(), {
+  const conn = new StdioConnection(stdinInput(), stdoutWritable(), {
     maxMessageBytes: server.options.maxMessageBytes,
     highWaterBytes: server.options.outputHighWaterBytes,
     reuseWriteBuffer: stdoutWriteCompletes,

@@ -81,6 +81,28 @@ export class LineSplitter {
   }
 
   /**
+   * **[ext]** Where the payload being read continues: a reader that can
+   * read into place fills it and calls {@linkcode LineSplitter.payloadFilled}
+   * instead of pushing a copy. Undefined outside a payload, and for one
+   * that is skipped for its size.
+   */
+  payloadRoom(): Uint8Array | undefined {
+    const frame = this.#frame;
+    return frame?.bytes?.subarray(frame.got);
+  }
+
+  /** `bytes` were read into {@linkcode LineSplitter.payloadRoom}; returns the events they complete. */
+  payloadFilled(bytes: number): LineEvent[] {
+    const frame = this.#frame;
+    if (!frame?.bytes || bytes > frame.header.byteLength - frame.got) {
+      throw new RangeError(`${bytes} bytes do not fit in the payload's room`);
+    }
+    const events: LineEvent[] = [];
+    this.#advance(bytes, events);
+    return events;
+  }
+
+  /**
    * Split lines from `chunk[from..]`; returns where the splitting stopped:
    * the chunk's end, or the start of a binary frame's payload.
    */
@@ -146,9 +168,15 @@ export class LineSplitter {
     // Copied once, into a buffer of the announced size: allocated as the
     // payload starts, within the same limit as a line.
     frame.bytes?.set(chunk.subarray(at, at + take), frame.got);
-    frame.got += take;
-    if (frame.got === byteLength) this.#finishFrame(events);
+    this.#advance(take, events);
     return at + take;
+  }
+
+  /** `bytes` more of the payload are in; the frame is reported once all are. */
+  #advance(bytes: number, events: LineEvent[]): void {
+    const frame = this.#frame!;
+    frame.got += bytes;
+    if (frame.got === frame.header.byteLength) this.#finishFrame(events);
   }
 
   /** Report the frame whose payload is complete. */

@@ -254,3 +254,37 @@ Deno.test("LineSplitter: a payload cut short by the end is dropped; a `#` line t
   ]);
   assert.deepEqual(s.end(), []);
 });
+
+Deno.test("LineSplitter: a payload read into place, in pieces, completes its frame", () => {
+  const s = new LineSplitter(1024);
+  // The header and the payload's first 100 bytes arrive as one chunk.
+  assert.deepEqual(s.push(join(header(PAYLOAD.length), PAYLOAD.subarray(0, 100))), []);
+  let at = 100;
+  const events: LineEvent[] = [];
+  while (at < PAYLOAD.length) {
+    const room = s.payloadRoom()!;
+    assert.equal(room.byteLength, PAYLOAD.length - at);
+    const n = Math.min(250, room.byteLength);
+    room.set(PAYLOAD.subarray(at, at + n));
+    events.push(...s.payloadFilled(n));
+    at += n;
+  }
+  assert.deepEqual(events, [{
+    kind: "line",
+    text: '{"id":1,"method":"fs/writeFile","params":{}}',
+    payload: { field: "dataBase64", bytes: PAYLOAD },
+  }]);
+  assert.equal(s.payloadRoom(), undefined);
+  assert.deepEqual(pushAll(s, '{"next":1}\n'), [{ kind: "line", text: '{"next":1}' }]);
+});
+
+Deno.test("LineSplitter: no room outside a payload, nor for one skipped for its size", () => {
+  const s = new LineSplitter(100);
+  assert.equal(s.payloadRoom(), undefined);
+  assert.throws(() => s.payloadFilled(1), RangeError);
+  assert.deepEqual(pushAll(s, header(300)), []);
+  assert.equal(s.payloadRoom(), undefined);
+  const t = new LineSplitter(1024);
+  pushAll(t, header(10));
+  assert.throws(() => t.payloadFilled(11), /11 bytes do not fit/);
+});

@@ -6,7 +6,7 @@
  */
 import process from "node:process";
 import { Readable } from "node:stream";
-import { fdReadable, isPipeOrSocket } from "./fd_readable.ts";
+import { type FdInput, isPipeOrSocket, readFd } from "./fd_reader.ts";
 import { enlargePipe } from "./pipe_size.ts";
 
 interface DenoLike {
@@ -53,15 +53,19 @@ export function isSingleExecutable(): boolean {
 }
 
 /**
- * The server's standard input as a Web stream of bytes. Under Deno a piped
- * stdin is read by the event loop rather than `Deno.stdin`'s blocking
- * thread (see fd_readable.ts); a terminal or a file keeps `Deno.stdin`.
- * A pipe is asked for a bigger buffer where the runtime can (pipe_size.ts).
+ * The server's standard input. A pipe or a socket is read by the event loop
+ * into buffers its reader chooses (see fd_reader.ts), under Deno rather
+ * than by `Deno.stdin`'s blocking thread; it is asked for a bigger buffer
+ * where the runtime can (pipe_size.ts). A terminal or a file is a Web
+ * stream of bytes.
  */
-export function stdinReadable(): ReadableStream<Uint8Array> {
+export function stdinInput(): ReadableStream<Uint8Array> | FdInput {
+  if (isPipeOrSocket(0)) {
+    enlargePipe(0);
+    return (sink) => readFd(0, sink);
+  }
   if (!deno) return Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>;
-  enlargePipe(0);
-  return isPipeOrSocket(0) ? fdReadable(0) : deno.stdin.readable;
+  return deno.stdin.readable;
 }
 
 /**
