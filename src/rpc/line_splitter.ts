@@ -10,6 +10,7 @@ import {
   type BinaryFrameHeader,
   parseBinaryFrameHeader,
 } from "./binary_frame.ts";
+import { type PayloadPool, payloadPool } from "./payload_pool.ts";
 
 /** One framing event: a complete line, or a line that was too long. */
 export type LineEvent =
@@ -54,6 +55,7 @@ export class LineSplitter {
   #strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
   #keepChunks: boolean;
+  #pool: PayloadPool;
   /** The binary frame whose payload is being read. */
   #frame: { header: BinaryFrameHeader; bytes?: Uint8Array; got: number } | undefined;
 
@@ -64,10 +66,13 @@ export class LineSplitter {
    * reader owns what it reads), so the unfinished part of a line is kept
    * by reference instead of copied: a line that spans many chunks is then
    * copied once, when it is joined, instead of twice
+   * @param opts.pool where payloads' buffers come from (default: the
+   * process's {@linkcode payloadPool})
    */
-  constructor(maxBytes: number, opts: { keepChunks?: boolean } = {}) {
+  constructor(maxBytes: number, opts: { keepChunks?: boolean; pool?: PayloadPool } = {}) {
     this.#maxBytes = maxBytes;
     this.#keepChunks = opts.keepChunks ?? false;
+    this.#pool = opts.pool ?? payloadPool;
   }
 
   /** Feed bytes; returns the events they complete. */
@@ -259,7 +264,7 @@ export class LineSplitter {
       return;
     }
     const fits = header.byteLength <= this.#maxBytes;
-    this.#frame = { header, bytes: fits ? new Uint8Array(header.byteLength) : undefined, got: 0 };
+    this.#frame = { header, bytes: fits ? this.#pool.take(header.byteLength) : undefined, got: 0 };
     if (header.byteLength === 0) this.#finishFrame(events);
   }
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { type LineEvent, LineSplitter } from "./line_splitter.ts";
+import { PayloadPool } from "./payload_pool.ts";
 import { concatBytes } from "../util/bytes.ts";
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
@@ -287,4 +288,21 @@ Deno.test("LineSplitter: no room outside a payload, nor for one skipped for its 
   const t = new LineSplitter(1024);
   pushAll(t, header(10));
   assert.throws(() => t.payloadFilled(11), /11 bytes do not fit/);
+});
+
+Deno.test("LineSplitter: payload buffers come from its pool, and one given back carries the next", () => {
+  const pool = new PayloadPool(1024, 2);
+  const s = new LineSplitter(4096, { pool });
+  const [first] = pushAll(s, header(700), PAYLOAD);
+  assert.ok(first.kind === "line" && first.payload);
+  const firstBuffer = first.payload.bytes.buffer;
+  assert.ok(pool.give(first.payload.bytes));
+  const [second] = pushAll(s, header(3), "abc");
+  assert.ok(second.kind === "line" && second.payload);
+  assert.equal(second.payload.bytes.buffer, firstBuffer);
+  assert.deepEqual(second.payload.bytes, enc("abc"));
+  // Bigger than a slot: a buffer of its own, which the pool does not take.
+  const [big] = pushAll(s, header(2000), new Uint8Array(2000));
+  assert.ok(big.kind === "line" && big.payload);
+  assert.equal(pool.give(big.payload.bytes), false);
 });

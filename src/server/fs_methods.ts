@@ -18,6 +18,7 @@ import {
 } from "../protocol/validate.ts";
 import { type FileSystem, FileSystemError, type WriteFileOptions } from "../fs/types.ts";
 import { integerProblem, lengthProblem, MAX_FILE_OFFSET, placementProblem } from "../fs/range.ts";
+import { payloadPool } from "../rpc/payload_pool.ts";
 import { toRpcError } from "../runtime/errno.ts";
 import { addHandler, type MethodHandler } from "./method_handlers.ts";
 import { type TransferCollector, transferCollector } from "./transfer_collector.ts";
@@ -115,9 +116,15 @@ function addContentHandlers(
     const path = requireAbsolutePath(p, "path");
     const data = requireBase64(p, "dataBase64");
     const placement = placementParams(p);
-    collector.wrote(data.byteLength);
     return run(Requests.fsWriteFile.method, async () => {
-      await fs.writeFile(path, data, placement);
+      try {
+        await fs.writeFile(path, data, placement);
+      } finally {
+        // Written or failed, the bytes are read no more: a payload in a
+        // pooled buffer carries the next one, and anything else is garbage
+        // that the collector counts.
+        if (!payloadPool.give(data)) collector.wrote(data.byteLength);
+      }
       return {};
     });
   });
