@@ -66,3 +66,25 @@ export function enlargePipe(fd: number, bytes: number = PIPE_BYTES): number | un
   const granted = call(fd, F_SETPIPE_SZ, bytes);
   return granted > 0 ? granted : undefined;
 }
+
+/**
+ * {@linkcode enlargePipe} for the pipe under a `node:child_process` stream
+ * (a child's stdin or stdout): either end of a pipe may ask. A server that
+ * cannot ask for itself (the binary runs on Node) then reads and writes
+ * up to 1 MiB at once instead of 64 KiB when a Deno client spawned it.
+ * The descriptor is the stream handle's `fd`, which Deno shows (Node does
+ * too, but cannot make the call).
+ *
+ * @example
+ * ```ts
+ * import { spawn } from "node:child_process";
+ * import { enlargeStreamPipe } from "./pipe_size.ts";
+ * const child = spawn("cat", { stdio: ["pipe", "pipe", "inherit"] });
+ * enlargeStreamPipe(child.stdin); // 1048576 under Deno with --allow-ffi on Linux
+ * child.stdin.end();
+ * ```
+ */
+export function enlargeStreamPipe(stream: unknown, bytes: number = PIPE_BYTES): number | undefined {
+  const fd = (stream as { _handle?: { fd?: unknown } } | null)?._handle?.fd;
+  return typeof fd === "number" && fd >= 0 ? enlargePipe(fd, bytes) : undefined;
+}

@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { enlargePipe, PIPE_BYTES } from "./pipe_size.ts";
+import { enlargePipe, enlargeStreamPipe, PIPE_BYTES } from "./pipe_size.ts";
 
 const MODULE = new URL("./pipe_size.ts", import.meta.url).href;
 const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
@@ -47,4 +47,28 @@ Deno.test("enlargePipe: without the FFI permission it does nothing, and asks not
 Deno.test("enlargePipe: a call the kernel refuses returns undefined", () => {
   // fd -1 is never open: fcntl fails, and nothing throws.
   assert.equal(enlargePipe(-1), undefined);
+});
+
+Deno.test("enlargeStreamPipe: a child's pipe grows from this end, and holds what it says", async () => {
+  // The child never reads: 900 KiB fit only in the enlarged pipe, so the
+  // write completes before the child exits (and breaks the pipe) only then.
+  const child = spawn("sleep", ["3"], { stdio: ["pipe", "ignore", "inherit"] });
+  try {
+    const granted = enlargeStreamPipe(child.stdin);
+    if (!deno || process.platform !== "linux") {
+      assert.equal(granted, undefined);
+      return;
+    }
+    assert.equal(granted, PIPE_BYTES);
+    child.stdin.on("error", () => {});
+    const written = await new Promise<boolean>((resolve) => {
+      child.stdin.write(new Uint8Array(900 * 1024), (err) => resolve(!err));
+      child.on("exit", () => resolve(false));
+    });
+    assert.ok(written, "900 KiB did not fit in the child's stdin pipe");
+  } finally {
+    child.kill();
+  }
+  assert.equal(enlargeStreamPipe({}), undefined);
+  assert.equal(enlargeStreamPipe(null), undefined);
 });

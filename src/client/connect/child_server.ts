@@ -10,6 +10,7 @@ import process from "node:process";
 import type { FrameConnection } from "../../rpc/connection.ts";
 import { StdioConnection } from "../../transport/stdio.ts";
 import { readableFromNode, writableFromNode } from "../../runtime/node_streams.ts";
+import { enlargeStreamPipe } from "../../runtime/pipe_size.ts";
 import { within } from "../../util/deadline.ts";
 import { ConnectError } from "../errors.ts";
 
@@ -113,6 +114,9 @@ export async function startChildServer(
       resolve({ code: child.exitCode, signal: child.signalCode });
     } else child.once("exit", (code, signal) => resolve({ code, signal }));
   });
+  // Bigger pipes where this runtime can ask, whatever the server can.
+  enlargeStreamPipe(child.stdin);
+  enlargeStreamPipe(child.stdout);
   let stdout = readableFromNode(child.stdout!);
   const stdin = writableFromNode(child.stdin!);
   const closeTimeoutMs = opts.closeTimeoutMs ?? 5000;
