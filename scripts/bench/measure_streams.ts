@@ -31,7 +31,7 @@ export async function measureStreams(cfg: BenchConfig, rep: Report): Promise<voi
   try {
     const source = join(dir, "source.bin");
     await writeRandomFile(source, bytes);
-    const floor = await copyRate(Environment.local().fs, source, join(dir, "floor.bin"), bytes);
+    const floors = await measureFloors(source, dir, bytes, rep);
     const ways: [string, () => Promise<Connected>][] = [["stdio", () => overStdio(cfg, dir)]];
     if (!cfg.codex) ways.push(["websocket", () => overWebSocket(cfg)]);
     for (const [label, connect] of ways) {
@@ -48,7 +48,7 @@ export async function measureStreams(cfg: BenchConfig, rep: Report): Promise<voi
           console.error(`fs streams: the server announces no ranged reads; skipped`);
           return;
         }
-        await measureOne(label, conn, source, join(dir, "copy.bin"), bytes, floor, rep);
+        await measureOne(label, conn, source, join(dir, "copy.bin"), bytes, floors, rep);
       } finally {
         await conn.close();
       }
@@ -64,7 +64,7 @@ async function measureOne(
   source: string,
   target: string,
   bytes: number,
-  floor: number,
+  floors: Floors,
   rep: Report,
 ): Promise<void> {
   const local = Environment.local().fs;
@@ -78,8 +78,8 @@ async function measureOne(
       name: `fs stream ${dir} ${size} (${label})`,
       unit: "MiB/s",
       value: rate,
-      floor,
-      floorName: "local stream copy",
+      floor: floors[dir],
+      floorName: dir === "up" ? "cat | cat > new file" : "cat | cat > /dev/null",
     });
     rep.add({ name: `  server RSS growth, ${dir} (${label})`, unit: "MiB", value: r.growth });
   }
@@ -108,11 +108,51 @@ async function drain(fs: FileSystem, path: string): Promise<void> {
   for await (const _ of fs.readStream(path)) { /* read and drop */ }
 }
 
-/** The local floor: the same streams between two local files, in MiB/s. */
-async function copyRate(fs: FileSystem, src: string, dst: string, bytes: number) {
+/** The raw floors of an upload and a download, in MiB/s. */
+interface Floors {
+  up: number;
+  down: number;
+}
+
+/**
+ * The same bytes through a pipe between two `cat`s, into a new file (what
+ * an upload must do at least: read, pipe, write fresh pages) and into
+ * `/dev/null` (a download's path); and, as a row of its own, the client
+ * library's local streams copying the file.
+ */
+async function measureFloors(source: string, dir: string, bytes: number, rep: Report) {
+  const rate = (ms: number) => bytes / MiB / (ms / 1000);
+  const target = join(dir, "floor.bin");
+  // Fresh page-cache pages cost several times more on a VM the first time
+  // they are touched than once recycled: one throwaway copy first, so that
+  // the floors and the transfers after them all write recycled pages.
+  await shell(`cat '${source}' > '${target}'`);
+  rmSync(target, { force: true });
+  const up = rate(await timed(() => shell(`cat '${source}' | cat > '${target}'`)));
+  rmSync(target, { force: true });
+  const down = rate(await timed(() => shell(`cat '${source}' | cat > /dev/null`)));
+  const fs = Environment.local().fs;
+  const copy = rate(await timed(() => pipe(fs, source, fs, target)));
+  rmSync(target, { force: true });
+  rep.add({ name: `  local stream copy, ${bytes / MiB} MiB`, unit: "MiB/s", value: copy });
+  return { up, down };
+}
+
+async function timed(work: () => Promise<void>): Promise<number> {
   const t0 = performance.now();
-  await pipe(fs, src, fs, dst);
-  return bytes / MiB / ((performance.now() - t0) / 1000);
+  await work();
+  return performance.now() - t0;
+}
+
+function shell(script: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("sh", ["-c", script], { stdio: "inherit" });
+    child.on("error", reject);
+    child.on(
+      "exit",
+      (code) => code === 0 ? resolve() : reject(new Error(`${script}: exit ${code}`)),
+    );
+  });
 }
 
 async function writeRandomFile(path: string, bytes: number): Promise<void> {
