@@ -59,6 +59,17 @@ function absentOptionalModules(names: string[]): esbuild.Plugin {
   };
 }
 
+/** An esbuild plugin that bundles the file `path` wherever `name` is imported. */
+function moduleInstead(name: string, path: string): esbuild.Plugin {
+  const filter = new RegExp(`^${name.replace(/[.-]/g, "\\$&")}$`);
+  return {
+    name: `instead-of-${name}`,
+    setup(build) {
+      build.onResolve({ filter }, () => ({ path }));
+    },
+  };
+}
+
 /** Bundle the server into one CommonJS script at `bundle`. */
 export async function bundleServer(root: string, bundle: string, nodeMajor: number): Promise<void> {
   try {
@@ -72,7 +83,11 @@ export async function bundleServer(root: string, bundle: string, nodeMajor: numb
       // The server never imports node-pty's JavaScript (the addon comes from
       // the SEA asset).
       external: ["node-pty"],
-      plugins: [absentOptionalModules(["bufferutil", "utf-8-validate"])],
+      plugins: [
+        // ws's frame unmasking a word at a time instead of a byte at a time.
+        moduleInstead("bufferutil", join(root, "src/runtime/ws_bufferutil.ts")),
+        absentOptionalModules(["utf-8-validate"]),
+      ],
       // A SEA has no dynamic import() at all, not even of built-ins: lower
       // every import() to require().
       supported: { "dynamic-import": false },
