@@ -68,12 +68,31 @@ export function enlargePipe(fd: number, bytes: number = PIPE_BYTES): number | un
 }
 
 /**
+ * The most pipe buffer that {@linkcode enlargeStreamPipe} asks for at once,
+ * over all the pipes it enlarged that are still open: 16 MiB. Linux counts
+ * pipe pages per user, and once a user holds more than
+ * `/proc/sys/fs/pipe-user-pages-soft` (64 MiB by default) every new pipe of
+ * theirs, in any program, is cut to a page or two. A client that spawns
+ * many servers stays well under it: the first eight get 1 MiB pipes, the
+ * rest keep the kernel's default until some close.
+ */
+export const CHILD_PIPE_BUDGET: number = 16 * PIPE_BYTES;
+
+let childPipeBytes = 0;
+
+interface StreamLike {
+  _handle?: { fd?: unknown } | null;
+  once?(event: "close", listener: () => void): unknown;
+}
+
+/**
  * {@linkcode enlargePipe} for the pipe under a `node:child_process` stream
  * (a child's stdin or stdout): either end of a pipe may ask. A server that
  * cannot ask for itself (the binary runs on Node) then reads and writes
  * up to 1 MiB at once instead of 64 KiB when a Deno client spawned it.
  * The descriptor is the stream handle's `fd`, which Deno shows (Node does
- * too, but cannot make the call).
+ * too, but cannot make the call). Within {@linkcode CHILD_PIPE_BUDGET}:
+ * what a pipe was granted counts until its stream closes.
  *
  * @example
  * ```ts
@@ -85,6 +104,13 @@ export function enlargePipe(fd: number, bytes: number = PIPE_BYTES): number | un
  * ```
  */
 export function enlargeStreamPipe(stream: unknown, bytes: number = PIPE_BYTES): number | undefined {
-  const fd = (stream as { _handle?: { fd?: unknown } } | null)?._handle?.fd;
-  return typeof fd === "number" && fd >= 0 ? enlargePipe(fd, bytes) : undefined;
+  const s = stream as StreamLike | null;
+  const fd = s?._handle?.fd;
+  if (typeof fd !== "number" || fd < 0 || typeof s?.once !== "function") return undefined;
+  if (childPipeBytes + bytes > CHILD_PIPE_BUDGET) return undefined;
+  const granted = enlargePipe(fd, bytes);
+  if (granted === undefined) return undefined;
+  childPipeBytes += granted;
+  s.once("close", () => childPipeBytes -= granted);
+  return granted;
 }

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { enlargePipe, enlargeStreamPipe, PIPE_BYTES } from "./pipe_size.ts";
+import { CHILD_PIPE_BUDGET, enlargePipe, enlargeStreamPipe, PIPE_BYTES } from "./pipe_size.ts";
 
 const MODULE = new URL("./pipe_size.ts", import.meta.url).href;
 const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
@@ -67,8 +67,40 @@ Deno.test("enlargeStreamPipe: a child's pipe grows from this end, and holds what
     });
     assert.ok(written, "900 KiB did not fit in the child's stdin pipe");
   } finally {
-    child.kill();
+    await stopped(child);
   }
   assert.equal(enlargeStreamPipe({}), undefined);
   assert.equal(enlargeStreamPipe(null), undefined);
+});
+
+/** Kill `child` and wait until both its pipes closed (and gave their budget back). */
+async function stopped(child: ChildProcess): Promise<void> {
+  const closed = [child.stdin, child.stdout].filter((s) => s !== null && !s.closed).map((s) =>
+    new Promise((resolve) => s!.once("close", resolve))
+  );
+  child.stdin?.destroy();
+  child.stdout?.destroy();
+  child.kill();
+  await Promise.all(closed);
+}
+
+Deno.test("enlargeStreamPipe: pipes still open hold at most CHILD_PIPE_BUDGET", async () => {
+  if (!deno || process.platform !== "linux") return;
+  const children = Array.from(
+    { length: CHILD_PIPE_BUDGET / PIPE_BYTES / 2 + 1 },
+    () => spawn("cat", [], { stdio: ["pipe", "pipe", "inherit"] }),
+  );
+  try {
+    const granted = children.flatMap((
+      c,
+    ) => [enlargeStreamPipe(c.stdin), enlargeStreamPipe(c.stdout)]);
+    const budgetPipes = CHILD_PIPE_BUDGET / PIPE_BYTES;
+    assert.deepEqual(granted.slice(0, budgetPipes), Array(budgetPipes).fill(PIPE_BYTES));
+    assert.deepEqual(granted.slice(budgetPipes), [undefined, undefined]);
+    // Closing one child's pipes gives their share back.
+    await stopped(children[0]);
+    assert.equal(enlargeStreamPipe(children[children.length - 1].stdin), PIPE_BYTES);
+  } finally {
+    await Promise.all(children.map(stopped));
+  }
 });
