@@ -75,11 +75,17 @@ export function parseBinaryFrameHeader(line: string): BinaryFrameHeader | undefi
 
 /**
  * The message of `frame` as one block of bytes, header and payload: a
- * websocket's binary message.
+ * websocket's binary message. `room`, given the size, may offer a buffer
+ * to write it into (a view of its start is returned); otherwise, or when
+ * it offers none, the block is a new buffer.
  */
-export function encodeBinaryFrame(frame: BinaryFrame): Uint8Array {
+export function encodeBinaryFrame(
+  frame: BinaryFrame,
+  room?: (bytes: number) => Uint8Array | undefined,
+): Uint8Array {
   const header = new TextEncoder().encode(frame.header());
-  const out = new Uint8Array(header.byteLength + frame.bytes.byteLength);
+  const total = header.byteLength + frame.bytes.byteLength;
+  const out = room?.(total)?.subarray(0, total) ?? new Uint8Array(total);
   out.set(header);
   out.set(frame.bytes, header.byteLength);
   return out;

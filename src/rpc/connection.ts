@@ -60,7 +60,9 @@ export interface FrameConnection {
   frames(): AsyncIterable<IncomingFrame>;
   /**
    * Queue one frame. Returns false once the queue is above its high-water
-   * mark: the caller should stop producing until `onDrain` fires.
+   * mark: the caller should stop producing until `onDrain` fires. A
+   * **[ext]** binary frame's payload has been copied when this returns
+   * (the caller may free it).
    */
   send(frame: OutgoingFrame): boolean;
   /** Register a listener called whenever the queue falls back below its low-water mark. */

@@ -9,7 +9,11 @@
  * collections each, ~15 ms per 32 MiB written, on this project's 2-core
  * machines). A payload whose consumer says when it is done with it goes
  * back to a pool and carries the next one: no garbage, no collection, and
- * no fresh pages to fault in.
+ * no fresh pages to fault in. A payload that arrived in a buffer of its
+ * own (a websocket message, which the runtime allocates) cannot carry the
+ * next one, but is freed the moment it is given back: the buffer is
+ * detached (`ArrayBuffer.prototype.transfer`), which releases its memory
+ * without waiting for a collection.
  *
  * @module
  */
@@ -42,6 +46,8 @@ export class PayloadPool {
   readonly #free: ArrayBuffer[] = [];
   /** Every buffer handed out and not yet given back. */
   readonly #out = new WeakSet<ArrayBuffer>();
+  /** Buffers handed over by {@linkcode PayloadPool.adopt}, to be freed when given back. */
+  readonly #adopted = new WeakSet<ArrayBuffer>();
 
   /**
    * @param slotBytes the size of each buffer, and the largest payload pooled
@@ -65,14 +71,30 @@ export class PayloadPool {
   }
 
   /**
+   * Hand over `buffer`, which holds a payload and which nothing else holds
+   * or will hold (a websocket message's own buffer): once the payload is
+   * given back, the buffer is freed at once instead of by the collector.
+   * Returns false, adopting nothing, where the runtime cannot free a buffer
+   * early (Node 20 has no `ArrayBuffer.prototype.transfer`).
+   */
+  adopt(buffer: ArrayBuffer): boolean {
+    if (!CAN_DETACH) return false;
+    this.#adopted.add(buffer);
+    return true;
+  }
+
+  /**
    * The consumer is done with `payload`, which nothing may read or write
-   * any more. Returns whether its buffer was kept for the next payload;
-   * false (one the pool never handed out, one given twice, or one more than
-   * it keeps) leaves it to the collector.
+   * any more. Returns whether the pool took care of its buffer: kept for
+   * the next payload, or, adopted, freed. False (one the pool never handed
+   * out nor adopted, one given twice, one more than it keeps, or a runtime
+   * that cannot detach) leaves it to the collector.
    */
   give(payload: Uint8Array): boolean {
     const buffer = payload.buffer;
-    if (!(buffer instanceof ArrayBuffer) || !this.#out.has(buffer)) return false;
+    if (!(buffer instanceof ArrayBuffer)) return false;
+    if (this.#adopted.has(buffer)) return detach(buffer) && this.#adopted.delete(buffer);
+    if (!this.#out.has(buffer)) return false;
     this.#out.delete(buffer);
     if (this.#free.length >= this.#keep) return false;
     this.#free.push(buffer);
@@ -85,8 +107,22 @@ export class PayloadPool {
   }
 }
 
+type Transfer = (this: ArrayBuffer, length: number) => ArrayBuffer;
+
+/** `ArrayBuffer.prototype.transfer`, where the runtime has it. */
+const transfer = (ArrayBuffer.prototype as { transfer?: Transfer }).transfer;
+const CAN_DETACH = typeof transfer === "function";
+
+/** Free `buffer`'s memory now by detaching it: a new empty buffer takes its place. */
+function detach(buffer: ArrayBuffer): boolean {
+  if (!CAN_DETACH) return false;
+  transfer!.call(buffer, 0);
+  return true;
+}
+
 /**
  * The process's one pool: the splitters of every connection take from it,
- * and the server's `fs/writeFile` gives back what it has written.
+ * websocket connections hand it their messages' buffers, and the server's
+ * `fs/writeFile` gives back what it has written.
  */
 export const payloadPool: PayloadPool = new PayloadPool();

@@ -37,3 +37,18 @@ Deno.test("PayloadPool: keeps at most `keep` free buffers; the rest go to the co
   assert.deepEqual(taken.map((t) => pool.give(t)), [true, true, false]);
   assert.equal(pool.freeSlots, 2);
 });
+
+Deno.test("PayloadPool: an adopted buffer is freed (detached) when its payload is given back", () => {
+  const pool = new PayloadPool(1024, 2);
+  const message = new ArrayBuffer(4096);
+  pool.adopt(message);
+  const payload = new Uint8Array(message, 10, 4000);
+  assert.equal(pool.give(payload), true);
+  assert.equal(message.byteLength, 0, "detached");
+  assert.equal(pool.freeSlots, 0, "not pooled");
+  assert.equal(pool.give(payload), false, "given twice");
+  // A buffer that was not adopted is left alone.
+  const other = new ArrayBuffer(4096);
+  assert.equal(pool.give(new Uint8Array(other)), false);
+  assert.equal(other.byteLength, 4096);
+});

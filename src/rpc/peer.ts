@@ -9,7 +9,8 @@ import { ErrorCode, RpcError } from "../protocol/errors.ts";
 import { classifyMessage, type ErrorObject, type RequestId } from "../protocol/messages.ts";
 import type { OutgoingFrame } from "./connection.ts";
 import { stringifyMessage } from "./verbatim.ts";
-import { placePayload } from "./binary_frame.ts";
+import { BinaryFrame, placePayload } from "./binary_frame.ts";
+import { payloadPool } from "./payload_pool.ts";
 
 /**
  * A request handler's result that also runs `afterSend` right after the
@@ -48,6 +49,13 @@ export interface PeerOptions extends PeerHandlers {
    * {@linkcode Base64Part} marked `binaryFrame` is sent as one.
    */
   binaryFrames?: boolean;
+  /**
+   * **[ext]** Give each binary frame's payload to the payload pool once it
+   * was sent (a connection's `send` has copied it by then): a buffer the
+   * pool adopted is freed at once. For the server, whose handlers adopt
+   * only buffers nobody else holds (default false).
+   */
+  releaseSentPayloads?: boolean;
 }
 
 /** Thrown by pending and later calls once the peer has been closed. */
@@ -305,11 +313,18 @@ export class RpcPeer {
   #replyResult(id: RequestId, value: unknown): void {
     if (this.#closed !== undefined) return;
     if (value instanceof ResultWithEffect) {
-      this.#opts.send(this.#frame({ id, result: value.result ?? {} }));
+      this.#sendResult(this.#frame({ id, result: value.result ?? {} }));
       value.afterSend();
       return;
     }
-    this.#opts.send(this.#frame({ id, result: value ?? {} }));
+    this.#sendResult(this.#frame({ id, result: value ?? {} }));
+  }
+
+  #sendResult(frame: OutgoingFrame): void {
+    this.#opts.send(frame);
+    if (this.#opts.releaseSentPayloads && frame instanceof BinaryFrame) {
+      payloadPool.give(frame.bytes);
+    }
   }
 
   /** A request or response, serialized: a binary frame where one may go. */

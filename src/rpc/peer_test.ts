@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { BinaryFrame, frameText } from "./connection.ts";
 import { Base64Part } from "../protocol/base64.ts";
+import { payloadPool } from "./payload_pool.ts";
 import { ErrorCode, RpcError } from "../protocol/errors.ts";
 import {
   PeerClosedError,
@@ -262,4 +263,35 @@ Deno.test("RpcPeer: a received payload fills its field; one with no place is ref
   assert.equal(sent[1].id, 2);
   assert.equal(sent[1].error.code, ErrorCode.InvalidRequest);
   assert.match(sent[1].error.message, /3-byte payload has no place: "dataBase64"/);
+});
+
+Deno.test("RpcPeer: with releaseSentPayloads, a sent frame's adopted payload is freed after send", () => {
+  const copies: Uint8Array[] = [];
+  const handler = (_method: string, params: unknown) => {
+    const buffer = new ArrayBuffer(3);
+    new Uint8Array(buffer).set([104, 105, 33]);
+    if ((params as { adopt: boolean }).adopt) payloadPool.adopt(buffer);
+    return { dataBase64: new Base64Part(new Uint8Array(buffer), { binaryFrame: true }) };
+  };
+  const freed: boolean[] = [];
+  for (const release of [true, false]) {
+    const peer = new RpcPeer({
+      // A transport copies the payload during send (FrameConnection.send).
+      send: (f) => {
+        assert.ok(f instanceof BinaryFrame);
+        copies.push(f.bytes.slice());
+        queueMicrotask(() => freed.push(f.bytes.buffer.byteLength === 0));
+      },
+      binaryFrames: true,
+      releaseSentPayloads: release,
+      onRequest: handler,
+    });
+    peer.receive('{"id":1,"method":"fs/readFile","params":{"adopt":true}}');
+    peer.receive('{"id":2,"method":"fs/readFile","params":{"adopt":false}}');
+  }
+  return Promise.resolve().then(() => {
+    // Only the adopted buffer, and only where the peer releases payloads.
+    assert.deepEqual(freed, [true, false, false, false]);
+    assert.deepEqual(copies.map((c) => [...c]), Array(4).fill([104, 105, 33]));
+  });
 });

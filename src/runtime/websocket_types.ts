@@ -22,3 +22,16 @@ export interface WebSocketLike {
   /** Listen for `open`, `message`, `close` and `error`. */
   addEventListener(type: string, listener: (event: { data?: unknown }) => void): void;
 }
+
+/**
+ * Whether `socket.send(bytes)` has copied the bytes when it returns, so
+ * that the caller may reuse its buffer for the next message. Deno's own
+ * `WebSocket` does (a buffer overwritten right after `send` arrives as it
+ * was sent, checked with 8 MiB messages); the `ws` package may hold the
+ * caller's buffer until it is written.
+ */
+export function sendCopiesBytes(socket: WebSocketLike): boolean {
+  const g = globalThis as { Deno?: unknown; WebSocket?: unknown };
+  return g.Deno !== undefined && typeof g.WebSocket === "function" &&
+    socket instanceof (g.WebSocket as new (url: string) => object);
+}

@@ -82,6 +82,24 @@ async function run<T>(method: string, call: () => Promise<T>): Promise<T> {
 }
 
 /**
+ * The bytes read, as the answer's `dataBase64`. A read that fills a buffer
+ * of its own and goes out as a binary frame is adopted by the payload
+ * pool, which frees it as soon as the frame was sent (the peer gives it
+ * back); anything else is garbage that the collector counts.
+ */
+function readPart(
+  data: Uint8Array,
+  binaryFrame: boolean,
+  collector: TransferCollector,
+): Base64Part {
+  const buffer = data.buffer;
+  const own = buffer instanceof ArrayBuffer && data.byteOffset === 0 &&
+    data.byteLength === buffer.byteLength && data.byteLength > 0;
+  if (!(binaryFrame && own && payloadPool.adopt(buffer))) collector.read(data.byteLength);
+  return new Base64Part(data, { binaryFrame });
+}
+
+/**
  * The methods that move file contents (`fs/readFile`, `fs/writeFile`) and
  * **[ext]** `fs/rename`, which completes a streamed write.
  */
@@ -101,14 +119,12 @@ function addContentHandlers(
     if (!range) {
       return run(Requests.fsReadFile.method, async () => {
         const data = await fs.readFile(path);
-        collector.read(data.byteLength);
-        return { dataBase64: new Base64Part(data, { binaryFrame }) };
+        return { dataBase64: readPart(data, binaryFrame, collector) };
       });
     }
     return run(Requests.fsReadFile.method, async () => {
       const { data, size, eof } = await fs.readRange(path, range);
-      collector.read(data.byteLength);
-      return { dataBase64: new Base64Part(data, { binaryFrame }), size, eof };
+      return { dataBase64: readPart(data, binaryFrame, collector), size, eof };
     });
   });
   addHandler(handlers, Requests.fsWriteFile, (params) => {

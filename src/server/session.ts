@@ -142,6 +142,8 @@ export class Session {
         conn.send(text);
       },
       binaryFrames: conn.binaryFrames === true,
+      // Handlers adopt only buffers nobody else holds (fs/readFile's reads).
+      releaseSentPayloads: true,
       onRequest: (method, params) => this.#onRequest(method, params),
       onNotification: (method) => this.#onNotification(method),
       onProblem: (message) => opts.logger.warn(message),

@@ -353,7 +353,11 @@ class SessionTable {
     }
     const { logger, maxMessageBytes, highWaterBytes, sessionLimits } = this.#settings;
     logger?.info(`websocket connection from ${from}`);
-    const conn = new WebSocketConnection(socket, { maxMessageBytes, highWaterBytes });
+    const conn = new WebSocketConnection(socket, {
+      maxMessageBytes,
+      highWaterBytes,
+      adoptMessages: true,
+    });
     const entry: OpenSession = { conn, done: Promise.resolve() };
     entry.done = this.#server.serve(conn, sessionLimits)
       .catch((err) => logger?.warn(`websocket session from ${from} failed: ${err}`))

@@ -15,8 +15,9 @@ import {
   type IncomingFrame,
   type OutgoingFrame,
 } from "../rpc/connection.ts";
-import type { WebSocketLike } from "../runtime/websocket_types.ts";
+import { sendCopiesBytes, type WebSocketLike } from "../runtime/websocket_types.ts";
 import { BinaryFrame, decodeBinaryFrame, encodeBinaryFrame } from "../rpc/binary_frame.ts";
+import { payloadPool } from "../rpc/payload_pool.ts";
 
 // Declared in the runtime layer, which creates the sockets; re-exported so
 // that this module stays the place to import it from.
@@ -24,6 +25,12 @@ export type { WebSocketLike };
 
 const CONNECTING = 0;
 const OPEN = 1;
+
+/**
+ * The largest binary message encoded into the reused send buffer: the
+ * client library's pieces (1 MiB up, 512 KiB down) with their headers.
+ */
+const SEND_BUFFER_MAX = 2 * 1024 * 1024;
 
 /** Options of {@linkcode WebSocketConnection}. */
 export interface WebSocketConnectionOptions {
@@ -40,6 +47,13 @@ export interface WebSocketConnectionOptions {
   drainPollMs?: number;
   /** How long `close()` waits for queued frames and the closing handshake, in ms (default 5000). */
   closeTimeoutMs?: number;
+  /**
+   * **[ext]** Hand each binary message's buffer to the payload pool
+   * (`rpc/payload_pool.ts`), so that a payload in it is freed at once when
+   * its consumer gives it back. Only for a receiver whose consumers give
+   * back nothing they still hold: the server (default false).
+   */
+  adoptMessages?: boolean;
 }
 
 type Queued = IncomingFrame | Promise<IncomingFrame>;
@@ -77,12 +91,26 @@ export class WebSocketConnection implements FrameConnection {
   #pollTimer: ReturnType<typeof setInterval> | undefined;
   #closedListeners: (() => void)[] = [];
   #decoder = new TextDecoder("utf-8", { fatal: true });
+  /** Whether `send` copies its bytes, so that binary frames may be encoded into one buffer. */
+  #reuseSends: boolean;
+  #adoptMessages: boolean;
+  #sendBuffer: Uint8Array | undefined;
+  /** The reused send buffer, grown to `bytes` (messages over {@linkcode SEND_BUFFER_MAX} get their own). */
+  #room = (bytes: number): Uint8Array | undefined => {
+    if (bytes > SEND_BUFFER_MAX) return undefined;
+    if (!this.#sendBuffer || this.#sendBuffer.byteLength < bytes) {
+      this.#sendBuffer = new Uint8Array(bytes);
+    }
+    return this.#sendBuffer;
+  };
   /** **[ext]** Binary frames pass, each as one binary message. */
   readonly binaryFrames = true;
 
   /** Wrap `socket`, which may still be connecting. */
   constructor(socket: WebSocketLike, opts: WebSocketConnectionOptions = {}) {
     this.#socket = socket;
+    this.#reuseSends = sendCopiesBytes(socket);
+    this.#adoptMessages = opts.adoptMessages ?? false;
     this.#maxMessageBytes = opts.maxMessageBytes ?? 128 * 1024 * 1024;
     this.#marks = new WaterMarks(opts);
     // Registered first, so polling stops before any other drain listener
@@ -116,8 +144,12 @@ export class WebSocketConnection implements FrameConnection {
    * the high-water mark; frames sent after the socket closed are dropped.
    */
   send(frame: OutgoingFrame): boolean {
-    const data = frame instanceof BinaryFrame ? encodeBinaryFrame(frame) : frameText(frame);
     const state = this.#socket.readyState;
+    const data = frame instanceof BinaryFrame
+      // Once open, a socket that copies what it sends can be given the same
+      // buffer again: one block of garbage less per message.
+      ? encodeBinaryFrame(frame, state === OPEN && this.#reuseSends ? this.#room : undefined)
+      : frameText(frame);
     if (state === CONNECTING) {
       this.#beforeOpen.push(data);
       this.#beforeOpenBytes += data.length;
@@ -198,6 +230,9 @@ export class WebSocketConnection implements FrameConnection {
     if (typeof data === "string") {
       this.#push(this.#textFrame(data));
     } else if (data instanceof ArrayBuffer) {
+      // The message's own buffer (binaryType "arraybuffer"): whatever
+      // payload it carries is freed at once when given back.
+      if (this.#adoptMessages) payloadPool.adopt(data);
       this.#push(this.#binaryFrame(new Uint8Array(data)));
     } else if (ArrayBuffer.isView(data)) {
       this.#push(

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { BinaryFrame, type IncomingFrame } from "../rpc/connection.ts";
+import { payloadPool } from "../rpc/payload_pool.ts";
+import { sendCopiesBytes } from "../runtime/websocket_types.ts";
 import { WebSocketConnection, type WebSocketLike } from "./websocket.ts";
 
 type Listener = (event: { data?: unknown }) => void;
@@ -197,4 +199,60 @@ Deno.test("WebSocketConnection: binary frames go as one binary message and come 
     },
     { kind: "text", text: '{"id":2}' },
   ]);
+});
+
+Deno.test("WebSocketConnection: with adoptMessages, a received payload is freed once given back", async () => {
+  for (const adoptMessages of [true, false]) {
+    const socket = new FakeSocket();
+    const conn = new WebSocketConnection(socket, { adoptMessages });
+    const message = new TextEncoder().encode('#3 dataBase64 {"id":1}\nabc').buffer;
+    socket.emit("message", message);
+    socket.remoteClose();
+    const [frame] = await collect(conn);
+    assert.ok(frame.kind === "text" && frame.payload);
+    assert.equal(payloadPool.give(frame.payload.bytes), adoptMessages);
+    assert.equal(message.byteLength === 0, adoptMessages);
+  }
+});
+
+Deno.test("WebSocketConnection: binary frames sent back to back over a real socket arrive intact", async () => {
+  // Deno's sockets copy what they send, so the connection encodes every
+  // binary frame into one reused buffer: each must still arrive as sent.
+  const received: Uint8Array[] = [];
+  let reused = false;
+  const done = Promise.withResolvers<void>();
+  const ac = new AbortController();
+  const server = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", signal: ac.signal, onListen() {} },
+    (req) => {
+      const { socket, response } = Deno.upgradeWebSocket(req);
+      socket.onopen = () => {
+        reused = sendCopiesBytes(socket);
+        const conn = new WebSocketConnection(socket);
+        for (let i = 1; i <= 3; i++) {
+          conn.send(new BinaryFrame(`{"id":${i}}`, "dataBase64", new Uint8Array(300_000).fill(i)));
+        }
+      };
+      return response;
+    },
+  );
+  const client = new WebSocket(`ws://127.0.0.1:${server.addr.port}`);
+  client.binaryType = "arraybuffer";
+  client.onmessage = (e) => {
+    received.push(new Uint8Array(e.data as ArrayBuffer));
+    if (received.length === 3) done.resolve();
+  };
+  try {
+    await done.promise;
+  } finally {
+    client.close();
+    ac.abort();
+    await server.finished;
+  }
+  assert.ok(reused, "Deno's own socket takes the reused buffer");
+  received.forEach((message, i) => {
+    const head = `#300000 dataBase64 {"id":${i + 1}}\n`;
+    assert.equal(new TextDecoder().decode(message.subarray(0, head.length)), head);
+    assert.ok(message.subarray(head.length).every((b) => b === i + 1), `message ${i + 1}`);
+  });
 });
