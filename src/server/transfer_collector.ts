@@ -11,9 +11,10 @@
  * 45 MiB, for about 15 ms each (~0.5 s of server CPU per GiB written,
  * against ~7 s for the rest of the upload). Collecting twice as often
  * gained little memory and cost up to a third of the throughput.
- * Binary frames' payloads that go back to the payload pool
- * (`rpc/payload_pool.ts`) leave no garbage and are not counted: an upload
- * in the client library's 1 MiB pieces over stdio needs no collection.
+ * Binary frames' payloads that the payload pool (`rpc/payload_pool.ts`)
+ * takes care of leave no garbage and are not counted: pooled pieces of an
+ * upload over stdio, and buffers freed at once (websocket messages, reads
+ * sent as binary frames) where the runtime can detach them.
  *
  * @module
  */
