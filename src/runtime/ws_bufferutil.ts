@@ -58,8 +58,8 @@ export function mask(
 }
 
 /**
- * XOR `buffer` in place with the repeating `mask`: the bytes up to a
- * 4-byte boundary one by one, then whole words, then the tail.
+ * XOR `buffer` in place with the repeating `mask`: {@linkcode mask} onto
+ * itself, so always a word at a time past the first bytes.
  *
  * @example
  * ```ts
@@ -69,16 +69,5 @@ export function mask(
  * ```
  */
 export function unmask(buffer: Uint8Array, maskBytes: Uint8Array): void {
-  const length = buffer.length;
-  let i = 0;
-  const head = Math.min(length, (4 - (buffer.byteOffset & 3)) & 3);
-  for (; i < head; i++) buffer[i] ^= maskBytes[i & 3];
-  const words = (length - i) >>> 2;
-  if (words > 0) {
-    const m = maskWord(maskBytes, i);
-    const view = new Int32Array(buffer.buffer, buffer.byteOffset + i, words);
-    for (let w = 0; w < words; w++) view[w] ^= m;
-    i += words * 4;
-  }
-  for (; i < length; i++) buffer[i] ^= maskBytes[i & 3];
+  mask(buffer, maskBytes, buffer, 0, buffer.length);
 }
