@@ -93,7 +93,11 @@ export class PayloadPool {
   give(payload: Uint8Array): boolean {
     const buffer = payload.buffer;
     if (!(buffer instanceof ArrayBuffer)) return false;
-    if (this.#adopted.has(buffer)) return detach(buffer) && this.#adopted.delete(buffer);
+    if (this.#adopted.delete(buffer)) {
+      // Only adopted where the runtime can detach (adopt).
+      transfer!.call(buffer, 0);
+      return true;
+    }
     if (!this.#out.has(buffer)) return false;
     this.#out.delete(buffer);
     if (this.#free.length >= this.#keep) return false;
@@ -111,14 +115,11 @@ type Transfer = (this: ArrayBuffer, length: number) => ArrayBuffer;
 
 /** `ArrayBuffer.prototype.transfer`, where the runtime has it. */
 const transfer = (ArrayBuffer.prototype as { transfer?: Transfer }).transfer;
+/**
+ * Whether a buffer's memory can be freed early: detached by `transfer(0)`,
+ * which leaves an empty buffer in its place.
+ */
 const CAN_DETACH = typeof transfer === "function";
-
-/** Free `buffer`'s memory now by detaching it: a new empty buffer takes its place. */
-function detach(buffer: ArrayBuffer): boolean {
-  if (!CAN_DETACH) return false;
-  transfer!.call(buffer, 0);
-  return true;
-}
 
 /**
  * The process's one pool: the splitters of every connection take from it,
