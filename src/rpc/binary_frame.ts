@@ -53,6 +53,7 @@ export interface BinaryFrameHeader {
 
 /** Decodes every header: made once, not for each message. */
 const headerDecoder = new TextDecoder("utf-8", { fatal: true });
+const headerEncoder = new TextEncoder();
 
 const HEADER = /^#(0|[1-9][0-9]{0,14}) ([A-Za-z_][A-Za-z0-9_]{0,63}) /;
 
@@ -83,7 +84,7 @@ export function encodeBinaryFrame(
   frame: BinaryFrame,
   room?: (bytes: number) => Uint8Array | undefined,
 ): Uint8Array {
-  const header = new TextEncoder().encode(frame.header());
+  const header = headerEncoder.encode(frame.header());
   const total = header.byteLength + frame.bytes.byteLength;
   const out = room?.(total)?.subarray(0, total) ?? new Uint8Array(total);
   out.set(header);
