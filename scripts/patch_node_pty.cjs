@@ -5,9 +5,10 @@
 // other open terminals: it could read and write them, and a terminal stays
 // allocated until every such child has exited. Neither Deno nor Node can
 // set FD_CLOEXEC from JavaScript, so this patches node-pty's source to set
-// it right after the master is created, and rebuilds the addon (node-pty
-// is compiled from source on Linux anyway). It is idempotent, and a
-// missing node-pty (an optional dependency) is not an error.
+// it right after the master is created, adds the two calls the runtimes
+// lack (see ADDED), and rebuilds the addon (node-pty is compiled from
+// source on Linux anyway). It is idempotent, and a missing node-pty (an
+// optional dependency) is not an error.
 "use strict";
 const { spawnSync } = require("node:child_process");
 const { existsSync, readFileSync, statSync, writeFileSync } = require("node:fs");
@@ -15,12 +16,20 @@ const { dirname, join } = require("node:path");
 
 const MARK = "/* exec-server: master close-on-exec */";
 const WRITE_MARK = "/* exec-server: non-blocking write */";
+const PIPE_SIZE_MARK = "/* exec-server: pipe size */";
 
-// A write(2) that the runtime cannot do itself: Deno refuses fs writes to
-// descriptors it did not open (EBADF), and its socket over the master
-// stalled for good once the terminal was full (a 50 KB paste stopped after
-// ~16 KB). One non-blocking write; the caller retries on -EAGAIN.
-const WRITE_FUNCTION = `${WRITE_MARK}
+// Functions added to the addon: calls the runtime cannot make itself.
+const ADDED = [
+  {
+    // A write(2) that the runtime cannot do itself: Deno refuses fs writes
+    // to descriptors it did not open (EBADF), and its socket over the
+    // master stalled for good once the terminal was full (a 50 KB paste
+    // stopped after ~16 KB). One non-blocking write; the caller retries on
+    // -EAGAIN.
+    mark: WRITE_MARK,
+    name: "write",
+    native: "PtyWrite",
+    text: `${WRITE_MARK}
 static Napi::Value PtyWrite(const Napi::CallbackInfo& info) {
   Napi::Env env(info.Env());
   if (info.Length() != 2 || !info[0].IsNumber() || !info[1].IsTypedArray()) {
@@ -35,7 +44,34 @@ static Napi::Value PtyWrite(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, n < 0 ? -errno : static_cast<double>(n));
 }
 
-`;
+`,
+  },
+  {
+    // fcntl(F_SETPIPE_SZ), which Node has no call for: the binary (Node)
+    // asks for 1 MiB stdio pipes as the Deno server does through its FFI
+    // (src/runtime/pipe_size.ts). The size granted, or a negative errno.
+    mark: PIPE_SIZE_MARK,
+    name: "setPipeSize",
+    native: "PtySetPipeSize",
+    text: `${PIPE_SIZE_MARK}
+static Napi::Value PtySetPipeSize(const Napi::CallbackInfo& info) {
+  Napi::Env env(info.Env());
+  if (info.Length() != 2 || !info[0].IsNumber() || !info[1].IsNumber()) {
+    throw Napi::Error::New(env, "Usage: pty.setPipeSize(fd, bytes)");
+  }
+#ifdef F_SETPIPE_SZ
+  int fd = info[0].As<Napi::Number>().Int32Value();
+  int bytes = info[1].As<Napi::Number>().Int32Value();
+  int n = fcntl(fd, F_SETPIPE_SZ, bytes);
+  return Napi::Number::New(env, n < 0 ? -errno : n);
+#else
+  return Napi::Number::New(env, -ENOSYS);
+#endif
+}
+
+`,
+  },
+];
 
 function main() {
   let root;
@@ -52,12 +88,12 @@ function main() {
   // run after this script and rebuild from the patched source: also fine.)
   const text = readFileSync(source, "utf8");
   if (
-    text.includes(MARK) && text.includes(WRITE_MARK) && existsSync(addon) &&
+    text.includes(MARK) && ADDED.every((f) => text.includes(f.mark)) && existsSync(addon) &&
     statSync(addon).mtimeMs >= statSync(source).mtimeMs
   ) {
     return 0;
   }
-  if (!patchWrite(source) || !patchCloexec(source)) return 1;
+  if (!ADDED.every((f) => patchFunction(source, f)) || !patchCloexec(source)) return 1;
   // npm puts its own node-gyp on PATH for lifecycle scripts and names it in
   // npm_config_node_gyp.
   const gyp = process.env.npm_config_node_gyp;
@@ -74,22 +110,22 @@ function main() {
   return 0;
 }
 
-/** Add PtyWrite (exported as `write`) to the source, once. False when node-pty changed. */
-function patchWrite(source) {
+/** Add one of ADDED to the source and export it, once. False when node-pty changed. */
+function patchFunction(source, added) {
   const text = readFileSync(source, "utf8");
-  if (text.includes(WRITE_MARK)) return true;
+  if (text.includes(added.mark)) return true;
   const init = "Napi::Object init(Napi::Env env, Napi::Object exports) {\n";
   const exportsLine = '  exports.Set("resize",  Napi::Function::New(env, PtyResize));\n';
   if (!text.includes(init) || !text.includes(exportsLine)) {
     console.error(`patch_node_pty: ${source} has no init() as expected; node-pty changed`);
     return false;
   }
-  const writeLine = '  exports.Set("write",   Napi::Function::New(env, PtyWrite));\n';
+  const line = `  exports.Set("${added.name}", Napi::Function::New(env, ${added.native}));\n`;
   writeFileSync(
     source,
-    text.replace(init, WRITE_FUNCTION + init).replace(exportsLine, exportsLine + writeLine),
+    text.replace(init, added.text + init).replace(exportsLine, exportsLine + line),
   );
-  console.error(`patch_node_pty: added a non-blocking write to ${source}`);
+  console.error(`patch_node_pty: added ${added.name} to ${source}`);
   return true;
 }
 

@@ -14,6 +14,8 @@ import {
   stdoutWriteCompletes,
 } from "../runtime/runtime.ts";
 import { startLifeline } from "../process/lifeline.ts";
+import { loadNativePty } from "../process/pty_native.ts";
+import { provideNativePipeSizer } from "../runtime/pipe_size.ts";
 import { createLogger } from "../server/logger.ts";
 import { ExecServer } from "../server/server.ts";
 import type { WebSocketServerHandle } from "../transport/serve_websocket.ts";
@@ -93,6 +95,7 @@ export async function main(args: string[]): Promise<number> {
     // Serve until SIGTERM/SIGINT; stop() ends the process.
     return await new Promise<number>(() => {});
   }
+  enlargePipesThroughAddon();
   const conn = new StdioConnection(stdinInput(), stdoutWritable(), {
     maxMessageBytes: server.options.maxMessageBytes,
     highWaterBytes: server.options.outputHighWaterBytes,
@@ -103,6 +106,17 @@ export async function main(args: string[]): Promise<number> {
   await server.serve(conn);
   await conn.close();
   return 0;
+}
+
+/**
+ * Node cannot enlarge a pipe itself; node-pty's patched addon can, and is
+ * loaded only once stdin or stdout proves busy (runtime.ts).
+ */
+function enlargePipesThroughAddon(): void {
+  provideNativePipeSizer(() => {
+    const native = loadNativePty();
+    return native.setPipeSize && ((fd, bytes) => native.setPipeSize!(fd, bytes));
+  });
 }
 
 /** Wait until `conn` has written everything, or `ms` have passed. */

@@ -46,6 +46,12 @@ export interface NativePty {
    */
   write?(fd: number, bytes: Uint8Array): number;
   /**
+   * `fcntl(fd, F_SETPIPE_SZ, bytes)` on Linux: the size granted, or a
+   * negative errno. Added by scripts/patch_node_pty.cjs, for runtimes
+   * without FFI (src/runtime/pipe_size.ts).
+   */
+  setPipeSize?(fd: number, bytes: number): number;
+  /**
    * macOS: node-pty's `spawn-helper`, which `fork` runs to start each
    * terminal (set by the loader, not the addon). Linux needs none.
    */

@@ -5,8 +5,10 @@
  * each one filled and drained the pipe to its client ten times or more,
  * and each time both processes had to wake. With 1 MiB pipes the same
  * downloads measured 15–35% faster on this project's 2-core machines
- * (docs/performance.md). Only Deno can make the call (`fcntl` through its
- * FFI, when `--allow-ffi` is granted); elsewhere this does nothing.
+ * (docs/performance.md). Deno makes the call (`fcntl`) through its FFI when
+ * `--allow-ffi` is granted. Node has no such call: a server under Node
+ * (the binary, the npm package) names one from a native addon with
+ * {@linkcode provideNativePipeSizer}; elsewhere this does nothing.
  *
  * @module
  */
@@ -26,33 +28,75 @@ interface DenoFfi {
   ): { symbols: { fcntl(fd: number, cmd: number, arg: number): number } };
 }
 
-let fcntl: ((fd: number, cmd: number, arg: number) => number) | null | undefined;
+/**
+ * `fcntl(fd, F_SETPIPE_SZ, bytes)` made by native code: the size the
+ * kernel granted, or a negative errno.
+ */
+export type NativePipeSizer = (fd: number, bytes: number) => number;
 
-/** libc's `fcntl`, when this runtime may call it; looked up once. */
-function libcFcntl(): ((fd: number, cmd: number, arg: number) => number) | null {
-  if (fcntl !== undefined) return fcntl;
-  fcntl = null;
+let sizer: NativePipeSizer | null | undefined;
+let nativeLoader: (() => NativePipeSizer | undefined) | undefined;
+
+/**
+ * Where a runtime without FFI finds the call: `load` is called once, on the
+ * first {@linkcode enlargePipe}, so that nothing is loaded before a pipe is
+ * worth enlarging. Deno's own FFI is preferred when it is granted. A load
+ * that throws or returns undefined leaves pipes as they are.
+ *
+ * @example
+ * ```ts
+ * import { enlargePipe, provideNativePipeSizer } from "./pipe_size.ts";
+ * provideNativePipeSizer(() => undefined); // no addon here: pipes keep their size
+ * enlargePipe(1); // undefined under Node; 1048576 under Deno with --allow-ffi
+ * ```
+ */
+export function provideNativePipeSizer(load: () => NativePipeSizer | undefined): void {
+  nativeLoader = load;
+  if (sizer === null) sizer = undefined;
+}
+
+/** The call that sets a pipe's size, when this runtime can make it; looked up once. */
+function pipeSizer(): NativePipeSizer | null {
+  if (sizer !== undefined) return sizer;
+  sizer = process.platform === "linux" ? denoFfiSizer() ?? nativeSizer() : null;
+  return sizer;
+}
+
+/** libc's `fcntl` through Deno's FFI, when granted. */
+function denoFfiSizer(): NativePipeSizer | null {
   const deno = (globalThis as unknown as { Deno?: DenoFfi }).Deno;
-  if (!deno || process.platform !== "linux") return fcntl;
+  if (!deno) return null;
   try {
     // Queried first: asking for a permission that was not given would
     // prompt on a terminal.
-    if (deno.permissions.querySync({ name: "ffi" }).state !== "granted") return fcntl;
+    if (deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
     const lib = deno.dlopen("libc.so.6", {
       fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
     });
-    fcntl = lib.symbols.fcntl;
+    const fcntl = lib.symbols.fcntl;
+    return (fd, bytes) => fcntl(fd, F_SETPIPE_SZ, bytes);
   } catch {
-    // No glibc, or FFI refused: pipes keep their size.
+    // No glibc, or FFI refused.
+    return null;
   }
-  return fcntl;
+}
+
+/** The provided native call, loaded now. */
+function nativeSizer(): NativePipeSizer | null {
+  try {
+    return nativeLoader?.() ?? null;
+  } catch {
+    // The addon is missing or would not load: pipes keep their size.
+    return null;
+  }
 }
 
 /**
  * Ask for a `bytes`-sized buffer on the pipe `fd` (a pipe's either end).
  * Returns the size the kernel granted, or undefined when the runtime
  * cannot ask or the kernel refused (a user's pipe quota, a smaller
- * `pipe-max-size`): the pipe then works as it was.
+ * `pipe-max-size`, a descriptor that is no pipe): the pipe then works as
+ * it was.
  *
  * @example
  * ```ts
@@ -61,9 +105,9 @@ function libcFcntl(): ((fd: number, cmd: number, arg: number) => number) | null 
  * ```
  */
 export function enlargePipe(fd: number, bytes: number = PIPE_BYTES): number | undefined {
-  const call = libcFcntl();
+  const call = pipeSizer();
   if (!call) return undefined;
-  const granted = call(fd, F_SETPIPE_SZ, bytes);
+  const granted = call(fd, bytes);
   return granted > 0 ? granted : undefined;
 }
 

@@ -6,7 +6,7 @@
  */
 import process from "node:process";
 import { Readable } from "node:stream";
-import { type FdInput, isPipeOrSocket, readFd } from "./fd_reader.ts";
+import { type FdInput, isPipeOrSocket, readFd, type ReadSink } from "./fd_reader.ts";
 import { enlargePipe } from "./pipe_size.ts";
 
 interface DenoLike {
@@ -53,16 +53,26 @@ export function isSingleExecutable(): boolean {
 }
 
 /**
+ * A pipe is worth enlarging once a read found it full: a default Linux pipe
+ * holds 64 KiB. Under Node the call needs a native addon (pipe_size.ts),
+ * which a server that only ever sees small messages never loads.
+ */
+const FULL_PIPE_BYTES = 64 * 1024;
+
+/**
  * The server's standard input. A pipe or a socket is read by the event loop
  * into buffers its reader chooses (see fd_reader.ts), under Deno rather
  * than by `Deno.stdin`'s blocking thread; it is asked for a bigger buffer
- * where the runtime can (pipe_size.ts). A terminal or a file is a Web
- * stream of bytes.
+ * where the runtime can (pipe_size.ts): at once under Deno, after the
+ * first full read under Node. A terminal or a file is a Web stream of bytes.
  */
 export function stdinInput(): ReadableStream<Uint8Array> | FdInput {
   if (isPipeOrSocket(0)) {
-    enlargePipe(0);
-    return (sink) => readFd(0, sink);
+    if (deno) {
+      enlargePipe(0);
+      return (sink) => readFd(0, sink);
+    }
+    return (sink) => readFd(0, enlargeOnFullRead(sink));
   }
   if (!deno) return Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>;
   return deno.stdin.readable;
@@ -76,21 +86,44 @@ export function stdinInput(): ReadableStream<Uint8Array> | FdInput {
  */
 export const stdoutWriteCompletes: boolean = true;
 
+/** `sink`, asking once for a bigger stdin pipe when a read fills 64 KiB. */
+function enlargeOnFullRead(sink: ReadSink): ReadSink {
+  let asked = false;
+  return {
+    target: () => sink.target(),
+    filled(bytes): boolean {
+      if (!asked && bytes >= FULL_PIPE_BYTES) {
+        asked = true;
+        enlargePipe(0);
+      }
+      return sink.filled(bytes);
+    },
+    end: (err) => sink.end(err),
+  };
+}
+
 /**
  * The server's standard output as a Web stream of bytes. A pipe is asked
- * for a bigger buffer where the runtime can (pipe_size.ts).
+ * for a bigger buffer where the runtime can (pipe_size.ts): at once under
+ * Deno, under Node the first time a write finds it full.
  */
 export function stdoutWritable(): WritableStream<Uint8Array> {
   if (deno) {
     enlargePipe(1);
     return deno.stdout.writable;
   }
+  let asked = false;
   // Not Writable.toWeb: its writes resolve as soon as the chunk is queued,
   // so a caller could not reuse its buffer; this resolves once written.
   return new WritableStream<Uint8Array>({
     write(chunk): Promise<void> {
       return new Promise((resolve, reject) => {
         process.stdout.write(chunk, (err) => err ? reject(err) : resolve());
+        // Bytes left queued: the kernel's pipe took less than was written.
+        if (!asked && process.stdout.writableLength > 0) {
+          asked = true;
+          enlargePipe(1);
+        }
       });
     },
     close(): Promise<void> {
