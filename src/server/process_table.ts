@@ -20,6 +20,7 @@ import { WriterCancelledError } from "../process/fd_writer.ts";
 import { ExitedRetention } from "./exited_retention.ts";
 import { serverIdleCollector } from "./idle_collector.ts";
 import { ManagedProcess } from "./managed_process.ts";
+import { OutputPacer } from "./output_pacer.ts";
 import { outputNote } from "./process_notes.ts";
 import { type ProcessDialect, V0_DIALECT } from "./dialect.ts";
 import { within } from "../util/deadline.ts";
@@ -61,8 +62,7 @@ export class ProcessTable {
   #exited: ExitedRetention<ManagedProcess>;
   #paused = false;
   #closed = false;
-  #dirty = new Set<ManagedProcess>();
-  #flushScheduled = false;
+  #pacer = new OutputPacer<ManagedProcess>((mp) => this.#flush(mp));
 
   /** Create an empty table that notifies through `sink`. */
   constructor(opts: ServerOptions, sink: NotificationSink, dialect: ProcessDialect = V0_DIALECT) {
@@ -186,6 +186,7 @@ export class ProcessTable {
     if (!mp.running || !handle.stdinOpen) {
       throw invalidRequest(`stdin of process ${id} is closed`);
     }
+    this.#pacer.input(mp);
     try {
       await handle.write(data);
     } catch (err) {
@@ -269,6 +270,7 @@ export class ProcessTable {
   /** Kill every process (whole trees) and stop all timers. */
   async closeAll(): Promise<void> {
     this.#closed = true;
+    this.#pacer.close();
     this.#exited.clear();
     const kills: Promise<void>[] = [];
     for (const mp of this.#procs.values()) {
@@ -315,28 +317,14 @@ export class ProcessTable {
   #onOutput(mp: ManagedProcess, stream: StreamName, data: Uint8Array): void {
     if (mp.merge.stream !== undefined && mp.merge.stream !== stream) this.#flush(mp);
     mp.merge.add(stream, data, () => this.#flush(mp));
-    if (mp.merge.bytes === 0) return;
-    this.#dirty.add(mp);
-    if (!this.#flushScheduled) {
-      this.#flushScheduled = true;
-      // setImmediate runs after the reads that are ready in this turn, so
-      // they merge, yet before any timer: an echo waits for no clock.
-      setImmediate(() => this.#flushDirty());
-    }
-  }
-
-  #flushDirty(): void {
-    this.#flushScheduled = false;
-    const dirty = [...this.#dirty];
-    this.#dirty.clear();
-    for (const mp of dirty) this.#flush(mp);
+    if (mp.merge.bytes > 0) this.#pacer.merged(mp);
   }
 
   /** Turn a process's merged output into one numbered chunk and notify it. */
   #flush(mp: ManagedProcess): void {
     const taken = mp.merge.take();
-    this.#dirty.delete(mp);
     if (!taken) return;
+    this.#pacer.flushed(mp, taken.data.byteLength);
     const { stream, data } = taken;
     const chunk = mp.output.append(stream, data);
     if (mp.waiters.size > 0) mp.wake();
