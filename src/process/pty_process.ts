@@ -19,7 +19,6 @@
  *
  * @module
  */
-import type { Buffer } from "node:buffer";
 import { close, constants as fsConstants, openSync } from "node:fs";
 import { ReadStream } from "node:tty";
 import type { TerminalSize } from "../protocol/methods.ts";
@@ -80,6 +79,14 @@ export async function spawnPtyProcess(req: SpawnRequest): Promise<ProcessHandle>
   ref.proc = new PtyProcess(forked.fd, forked.pid, forked.pty, native, req);
   return ref.proc;
 }
+
+/**
+ * Every terminal's reads land in this one buffer, and are lent to the
+ * handlers, which copy what they keep. The master yields ~4 KiB per read,
+ * and Node's stream reads had allocated 64 KiB for each and emitted it
+ * through the stream machinery (docs/performance.md).
+ */
+const READ_BUFFER = new Uint8Array(64 * 1024);
 
 class PtyProcess implements ProcessHandle {
   readonly pid: number;
@@ -145,7 +152,14 @@ class PtyProcess implements ProcessHandle {
     }
     let resolveFinished!: (s: ExitStatus) => void;
     this.finished = new Promise((r) => resolveFinished = r);
-    this.#socket = new ReadStream(fd);
+    this.#socket = new ReadStream(fd, {
+      onread: {
+        buffer: READ_BUFFER,
+        callback: (n: number, buf: Uint8Array) => this.#onRead(buf.subarray(0, n)),
+      },
+    } as ConstructorParameters<typeof ReadStream>[1]);
+    // A terminal's stream starts reading only when asked (no "data" listener here).
+    this.#socket.resume();
     this.#drain = new ExitDrain(1, req.drainQuietMs, (status) => {
       // Forced (marker never seen): what was held back is still output.
       this.#dropFence();
@@ -155,15 +169,17 @@ class PtyProcess implements ProcessHandle {
       this.#socket.destroy();
       resolveFinished(status);
     }, () => this.#confirmQuiet());
-    this.#socket.on("data", (chunk: Buffer) => {
-      this.#drain.data();
-      if (this.#fence === undefined) this.#onOutput("pty", chunk);
-      else this.#scanForMarker(chunk);
-    });
     // EIO on the master means the slave side is gone: EOF.
     this.#socket.on("error", () => this.#streamEnded());
     this.#socket.on("end", () => this.#streamEnded());
     this.#socket.on("close", () => this.#streamEnded());
+  }
+
+  /** A read of the master, lent: handlers copy what they keep. */
+  #onRead(chunk: Uint8Array): void {
+    this.#drain.data();
+    if (this.#fence === undefined) this.#onOutput("pty", chunk);
+    else this.#scanForMarker(chunk);
   }
 
   /** Called by the addon's exit watcher. */
@@ -285,7 +301,7 @@ class PtyProcess implements ProcessHandle {
     return this.#fence === undefined || !this.#pushMarker();
   }
 
-  #scanForMarker(chunk: Buffer): void {
+  #scanForMarker(chunk: Uint8Array): void {
     const { output, found } = this.#fence!.scan(chunk);
     if (output) this.#onOutput("pty", output);
     if (!found) return;
