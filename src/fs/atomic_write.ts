@@ -10,6 +10,7 @@
 import { constants, type Stats } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { dirname, isAbsolute } from "node:path";
+import { writeOnce } from "../runtime/file_write.ts";
 import { orOsError, osError, refused } from "./errno.ts";
 import { tempName } from "./paths.ts";
 import { kindOf, statOrUndefined } from "./stat.ts";
@@ -71,7 +72,7 @@ export async function atomicWrite(path: string, data: Uint8Array): Promise<void>
 async function writeAll(handle: fsp.FileHandle, data: Uint8Array): Promise<void> {
   let offset = 0;
   while (offset < data.byteLength) {
-    const { bytesWritten } = await handle.write(data, offset, data.byteLength - offset, null);
+    const bytesWritten = await writeOnce(handle, data.subarray(offset), null);
     if (bytesWritten <= 0) {
       throw Object.assign(new Error("write made no progress"), { code: "EIO" });
     }

@@ -7,6 +7,7 @@
  */
 import { constants } from "node:fs";
 import * as fsp from "node:fs/promises";
+import { writeOnce } from "../runtime/file_write.ts";
 import { orOsError, osError, refused } from "./errno.ts";
 import type { WritePlacement } from "./range.ts";
 import { kindOf } from "./stat.ts";
@@ -31,7 +32,36 @@ const op = "writeFile";
  * await writeInPlace("/tmp/log.txt", bytes, { kind: "at", offset: 0 });
  * ```
  */
-export async function writeInPlace(
+export function writeInPlace(
+  path: string,
+  data: Uint8Array,
+  placement: Exclude<WritePlacement, { kind: "replace" }>,
+): Promise<void> {
+  return inTurn(path, () => writeNow(path, data, placement));
+}
+
+/** The last write queued for each path. */
+const tails = new Map<string, Promise<void>>();
+
+/**
+ * Run `write` once the writes queued before it for `path` have settled.
+ * Writes to one file take the kernel's inode lock one at a time anyway:
+ * issued together from several threads, the waiting ones spun on it
+ * (`rwsem_spin_on_owner`, 9–11% of a 1 GiB upload's server CPU), time the
+ * client on the same cores lacked.
+ */
+function inTurn(path: string, write: () => Promise<void>): Promise<void> {
+  const before = tails.get(path);
+  const mine = (before ?? Promise.resolve()).then(write, write);
+  const tail = mine.catch(() => {});
+  tails.set(path, tail);
+  void tail.then(() => {
+    if (tails.get(path) === tail) tails.delete(path);
+  });
+  return mine;
+}
+
+async function writeNow(
   path: string,
   data: Uint8Array,
   placement: Exclude<WritePlacement, { kind: "replace" }>,
@@ -50,7 +80,7 @@ export async function writeInPlace(
     while (done < data.byteLength) {
       // With O_APPEND the position is ignored and each write lands at the end.
       const position = placement.kind === "at" ? placement.offset + done : null;
-      const { bytesWritten } = await handle.write(data, done, data.byteLength - done, position);
+      const bytesWritten = await writeOnce(handle, data.subarray(done), position);
       if (bytesWritten <= 0) throw Object.assign(new Error("no progress"), { code: "EIO" });
       done += bytesWritten;
     }

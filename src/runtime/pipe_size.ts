@@ -13,20 +13,13 @@
  * @module
  */
 import process from "node:process";
+import { denoLibc } from "./libc.ts";
 
 /** `F_SETPIPE_SZ` on Linux. */
 const F_SETPIPE_SZ = 1031;
 
 /** The size asked for: Linux's default `/proc/sys/fs/pipe-max-size`. */
 export const PIPE_BYTES = 1024 * 1024;
-
-interface DenoFfi {
-  permissions: { querySync(desc: { name: "ffi" }): { state: string } };
-  dlopen(
-    path: string,
-    symbols: { fcntl: { parameters: ["i32", "i32", "i32"]; result: "i32" } },
-  ): { symbols: { fcntl(fd: number, cmd: number, arg: number): number } };
-}
 
 /**
  * `fcntl(fd, F_SETPIPE_SZ, bytes)` made by native code: the size the
@@ -64,21 +57,8 @@ function pipeSizer(): NativePipeSizer | null {
 
 /** libc's `fcntl` through Deno's FFI, when granted. */
 function denoFfiSizer(): NativePipeSizer | null {
-  const deno = (globalThis as unknown as { Deno?: DenoFfi }).Deno;
-  if (!deno) return null;
-  try {
-    // Queried first: asking for a permission that was not given would
-    // prompt on a terminal.
-    if (deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
-    const lib = deno.dlopen("libc.so.6", {
-      fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
-    });
-    const fcntl = lib.symbols.fcntl;
-    return (fd, bytes) => fcntl(fd, F_SETPIPE_SZ, bytes);
-  } catch {
-    // No glibc, or FFI refused.
-    return null;
-  }
+  const libc = denoLibc();
+  return libc && ((fd, bytes) => libc.fcntl(fd, F_SETPIPE_SZ, bytes));
 }
 
 /** The provided native call, loaded now. */

@@ -1,0 +1,64 @@
+/**
+ * The few libc calls the server makes itself under Deno, through its FFI:
+ * looked up once, only on Linux with glibc, and only when `--allow-ffi`
+ * was granted (queried first: asking for a permission that was not given
+ * would prompt on a terminal). Elsewhere {@linkcode denoLibc} is null and
+ * callers do without.
+ *
+ * @module
+ */
+import process from "node:process";
+
+/** The calls, as Deno's FFI exposes them. */
+export interface DenoLibc {
+  /** `fcntl(fd, cmd, arg)`: the result, or -1. */
+  fcntl(fd: number, cmd: number, arg: number): number;
+  /**
+   * `write(fd, bytes, length)` on a thread of Deno's own (a nonblocking FFI
+   * symbol), so the event loop goes on meanwhile: bytes written, or -1.
+   * `bytes` must not be touched until the promise settles.
+   */
+  write(fd: number, bytes: Uint8Array, length: number): Promise<number | bigint>;
+  /** `pwrite(fd, bytes, length, offset)`, likewise. */
+  pwrite(fd: number, bytes: Uint8Array, length: number, offset: number): Promise<number | bigint>;
+}
+
+interface DenoFfi {
+  permissions: { querySync(desc: { name: "ffi" }): { state: string } };
+  dlopen(path: string, symbols: Record<string, unknown>): { symbols: DenoLibc };
+}
+
+let libc: DenoLibc | null | undefined;
+
+/**
+ * libc through Deno's FFI, or null (not Deno, not Linux, no glibc, or no
+ * `--allow-ffi`).
+ *
+ * @example
+ * ```ts
+ * import { denoLibc } from "./libc.ts";
+ * const libc = denoLibc();
+ * if (libc) await libc.write(1, new TextEncoder().encode("hi\n"), 3);
+ * ```
+ */
+export function denoLibc(): DenoLibc | null {
+  if (libc !== undefined) return libc;
+  libc = null;
+  const deno = (globalThis as unknown as { Deno?: DenoFfi }).Deno;
+  if (!deno || process.platform !== "linux") return libc;
+  try {
+    if (deno.permissions.querySync({ name: "ffi" }).state !== "granted") return libc;
+    libc = deno.dlopen("libc.so.6", {
+      fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
+      write: { parameters: ["i32", "buffer", "usize"], result: "isize", nonblocking: true },
+      pwrite: {
+        parameters: ["i32", "buffer", "usize", "i64"],
+        result: "isize",
+        nonblocking: true,
+      },
+    }).symbols;
+  } catch {
+    // No glibc, or FFI refused.
+  }
+  return libc;
+}
