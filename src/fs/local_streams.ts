@@ -6,6 +6,7 @@
  */
 import { constants } from "node:fs";
 import * as fsp from "node:fs/promises";
+import { writeOnce } from "../runtime/file_write.ts";
 import { checkChunkBytes, Chunker, DEFAULT_CHUNK_BYTES } from "./chunker.ts";
 import { orOsError, osError } from "./errno.ts";
 import { checkedPath } from "./paths.ts";
@@ -89,10 +90,9 @@ interface LocalUpload {
 async function writePiece(upload: LocalUpload, piece: Uint8Array): Promise<void> {
   let done = 0;
   while (done < piece.byteLength) {
-    const { bytesWritten } = await upload.handle!.write(
-      piece,
-      done,
-      piece.byteLength - done,
+    const bytesWritten = await writeOnce(
+      upload.handle!,
+      piece.subarray(done),
       upload.position + done,
     );
     if (bytesWritten <= 0) throw Object.assign(new Error("no progress"), { code: "EIO" });

@@ -3,7 +3,7 @@ import { Buffer } from "node:buffer";
 import { mkdtemp, open, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { writeOnce } from "./file_write.ts";
+import { WRITE_SLICE_BYTES, writeOnce } from "./file_write.ts";
 
 /** Run `fn` with a fresh temporary directory. */
 async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
@@ -57,14 +57,18 @@ Deno.test("writeOnce: a write that fails fails as node:fs reports it", async () 
   });
 });
 
-Deno.test("writeOnce: a megabyte at once arrives whole", async () => {
+Deno.test("writeOnce: a megabyte goes in slices, and arrives whole", async () => {
   await inTempDir(async (dir) => {
     const path = join(dir, "big.bin");
     const data = new Uint8Array(1 << 20).map((_, i) => (i * 7) & 0xff);
     const handle = await open(path, "w");
     try {
       let done = 0;
-      while (done < data.byteLength) done += await writeOnce(handle, data.subarray(done), done);
+      while (done < data.byteLength) {
+        const n = await writeOnce(handle, data.subarray(done), done);
+        assert.ok(n > 0 && n <= WRITE_SLICE_BYTES, `one call wrote ${n} bytes`);
+        done += n;
+      }
     } finally {
       await handle.close();
     }
