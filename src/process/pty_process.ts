@@ -152,12 +152,15 @@ class PtyProcess implements ProcessHandle {
     }
     let resolveFinished!: (s: ExitStatus) => void;
     this.finished = new Promise((r) => resolveFinished = r);
-    this.#socket = new ReadStream(fd, {
-      onread: {
-        buffer: READ_BUFFER,
-        callback: (n: number, buf: Uint8Array) => this.#onRead(buf.subarray(0, n)),
-      },
-    } as ConstructorParameters<typeof ReadStream>[1]);
+    this.#socket = new ReadStream(
+      fd,
+      {
+        onread: {
+          buffer: READ_BUFFER,
+          callback: (n: number, buf: Uint8Array) => this.#onRead(buf.subarray(0, n)),
+        },
+      } as ConstructorParameters<typeof ReadStream>[1],
+    );
     // A terminal's stream starts reading only when asked (no "data" listener here).
     this.#socket.resume();
     this.#drain = new ExitDrain(1, req.drainQuietMs, (status) => {
