@@ -10,7 +10,7 @@
 import { constants, type Stats } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { dirname, isAbsolute } from "node:path";
-import { writeOnce } from "../runtime/file_write.ts";
+import { writeAll } from "../runtime/file_write.ts";
 import { orOsError, osError, refused } from "./errno.ts";
 import { tempName } from "./paths.ts";
 import { kindOf, statOrUndefined } from "./stat.ts";
@@ -51,7 +51,7 @@ export async function atomicWrite(path: string, data: Uint8Array): Promise<void>
     () => fsp.open(temp, flags, mode),
   );
   try {
-    await writeAll(handle, data);
+    await writeAll(handle, data, null);
     if (existing) {
       // Owner first: chown clears set-id bits that chmod then restores.
       await handle.chown(existing.uid, existing.gid).catch(() => {});
@@ -67,17 +67,6 @@ export async function atomicWrite(path: string, data: Uint8Array): Promise<void>
     throw osError(op, path, err);
   }
   await syncDirectory(dirname(target));
-}
-
-async function writeAll(handle: fsp.FileHandle, data: Uint8Array): Promise<void> {
-  let offset = 0;
-  while (offset < data.byteLength) {
-    const bytesWritten = await writeOnce(handle, data.subarray(offset), null);
-    if (bytesWritten <= 0) {
-      throw Object.assign(new Error("write made no progress"), { code: "EIO" });
-    }
-    offset += bytesWritten;
-  }
 }
 
 /**

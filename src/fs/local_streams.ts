@@ -6,7 +6,7 @@
  */
 import { constants } from "node:fs";
 import * as fsp from "node:fs/promises";
-import { writeOnce } from "../runtime/file_write.ts";
+import { writeAll } from "../runtime/file_write.ts";
 import { checkChunkBytes, Chunker, DEFAULT_CHUNK_BYTES } from "./chunker.ts";
 import { orOsError, osError } from "./errno.ts";
 import { checkedPath } from "./paths.ts";
@@ -88,17 +88,8 @@ interface LocalUpload {
 
 /** Write all of `piece` at the upload's position. */
 async function writePiece(upload: LocalUpload, piece: Uint8Array): Promise<void> {
-  let done = 0;
-  while (done < piece.byteLength) {
-    const bytesWritten = await writeOnce(
-      upload.handle!,
-      piece.subarray(done),
-      upload.position + done,
-    );
-    if (bytesWritten <= 0) throw Object.assign(new Error("no progress"), { code: "EIO" });
-    done += bytesWritten;
-  }
-  upload.position += done;
+  await writeAll(upload.handle!, piece, upload.position);
+  upload.position += piece.byteLength;
 }
 
 /** Close and remove the temporary file, best effort (an abort or a failure). */

@@ -7,7 +7,7 @@
  */
 import { constants } from "node:fs";
 import * as fsp from "node:fs/promises";
-import { writeOnce } from "../runtime/file_write.ts";
+import { writeAll } from "../runtime/file_write.ts";
 import { orOsError, osError, refused } from "./errno.ts";
 import type { WritePlacement } from "./range.ts";
 import { kindOf } from "./stat.ts";
@@ -76,14 +76,8 @@ async function writeNow(
   try {
     const st = await handle.stat();
     if (!st.isFile()) throw refused(op, path, "EINVAL", `${kindOf(st)} is not a regular file`);
-    let done = 0;
-    while (done < data.byteLength) {
-      // With O_APPEND the position is ignored and each write lands at the end.
-      const position = placement.kind === "at" ? placement.offset + done : null;
-      const bytesWritten = await writeOnce(handle, data.subarray(done), position);
-      if (bytesWritten <= 0) throw Object.assign(new Error("no progress"), { code: "EIO" });
-      done += bytesWritten;
-    }
+    // With O_APPEND the position is ignored and each write lands at the end.
+    await writeAll(handle, data, placement.kind === "at" ? placement.offset : null);
   } catch (err) {
     throw osError(op, path, err);
   } finally {

@@ -63,3 +63,37 @@ export async function writeOnce(
   }
   return (await handle.write(slice, 0, slice.byteLength, position)).bytesWritten;
 }
+
+/**
+ * Write all of `bytes` at `position` (null: at the file's position, or its
+ * end when it was opened to append), in as many {@linkcode writeOnce}
+ * calls as it takes.
+ *
+ * @throws what the handle's `write` throws, or an `EIO` error when a call
+ * wrote nothing
+ *
+ * @example
+ * ```ts
+ * import { open } from "node:fs/promises";
+ * import { writeAll } from "./file_write.ts";
+ * const handle = await open("/tmp/example.txt", "w");
+ * await writeAll(handle, new Uint8Array(1 << 20), 0);
+ * await handle.close();
+ * ```
+ */
+export async function writeAll(
+  handle: FileHandle,
+  bytes: Uint8Array,
+  position: number | null,
+): Promise<void> {
+  let done = 0;
+  while (done < bytes.byteLength) {
+    const n = await writeOnce(
+      handle,
+      bytes.subarray(done),
+      position === null ? null : position + done,
+    );
+    if (n <= 0) throw Object.assign(new Error("write made no progress"), { code: "EIO" });
+    done += n;
+  }
+}

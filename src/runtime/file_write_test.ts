@@ -3,7 +3,7 @@ import { Buffer } from "node:buffer";
 import { mkdtemp, open, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { WRITE_SLICE_BYTES, writeOnce } from "./file_write.ts";
+import { WRITE_SLICE_BYTES, writeAll, writeOnce } from "./file_write.ts";
 
 /** Run `fn` with a fresh temporary directory. */
 async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
@@ -74,5 +74,22 @@ Deno.test("writeOnce: a megabyte goes in slices, and arrives whole", async () =>
     }
     // Compared whole, not with deepEqual: its diff of two big arrays takes gigabytes to print.
     assert.ok(Buffer.from(await readFile(path)).equals(data), "the bytes differ");
+  });
+});
+
+Deno.test("writeAll: all of it, from the position on, in as many calls as it takes", async () => {
+  await inTempDir(async (dir) => {
+    const path = join(dir, "all.bin");
+    const data = new Uint8Array(WRITE_SLICE_BYTES * 3 + 5).map((_, i) => (i * 13) & 0xff);
+    const handle = await open(path, "w");
+    try {
+      await writeAll(handle, data, 10);
+    } finally {
+      await handle.close();
+    }
+    const got = Buffer.from(await readFile(path));
+    assert.equal(got.byteLength, data.byteLength + 10);
+    assert.ok(got.subarray(0, 10).equals(new Uint8Array(10)), "the hole before the position");
+    assert.ok(got.subarray(10).equals(data), "the bytes differ");
   });
 });
