@@ -42,20 +42,22 @@ export const EVENT_LOOP_CLOCK: PacerClock = {
 };
 
 /**
- * Schedules the flushes of many items (processes): `flush(item)` is called
- * once per schedule, and the caller reports each flush it made, scheduled
- * or not, with {@linkcode OutputPacer.flushed}.
+ * Schedules the flushes of many items (processes; objects, since what it
+ * remembers of each is weakly held): `flush(item)` is called once per
+ * schedule, and the caller reports each flush it made, scheduled or not,
+ * with {@linkcode OutputPacer.flushed}.
  *
  * @example
  * ```ts
  * import { OutputPacer } from "./output_pacer.ts";
- * const pacer = new OutputPacer<string>((id) => {
- *   pacer.flushed(id, 5); // the caller sent 5 bytes of id's output
+ * const process = { id: "p1" };
+ * const pacer = new OutputPacer<{ id: string }>((p) => {
+ *   pacer.flushed(p, 5); // the caller sent 5 bytes of p's output
  * });
- * pacer.merged("p1"); // flushed at the end of this turn
+ * pacer.merged(process); // flushed at the end of this turn
  * ```
  */
-export class OutputPacer<T> {
+export class OutputPacer<T extends object> {
   #flush: (item: T) => void;
   #clock: PacerClock;
   /** Items to flush at the end of this turn. */
@@ -65,7 +67,7 @@ export class OutputPacer<T> {
   #busy = new Set<T>();
   #busyTimer: unknown;
   /** The time and size of each item's last flush. */
-  #last = new WeakMap<T & object, { ms: number; bytes: number }>();
+  #last = new WeakMap<T, { ms: number; bytes: number }>();
 
   /** @param flush sends an item's merged output @param clock for tests */
   constructor(flush: (item: T) => void, clock: PacerClock = EVENT_LOOP_CLOCK) {
@@ -76,7 +78,7 @@ export class OutputPacer<T> {
   /** Output of `item` was merged: schedule its flush, unless one is scheduled. */
   merged(item: T): void {
     if (this.#busy.has(item) || this.#soon.has(item)) return;
-    const last = this.#last.get(item as T & object);
+    const last = this.#last.get(item);
     if (last && last.bytes >= BUSY_MIN_BYTES && this.#clock.now() - last.ms < BUSY_MERGE_MS) {
       this.#busy.add(item);
       this.#busyTimer ??= this.#clock.later(() => this.#flushBusy(), BUSY_MERGE_MS);
@@ -93,14 +95,14 @@ export class OutputPacer<T> {
     // What it streamed before the write goes now, and is not the last
     // flush that the answer would otherwise be measured against.
     if (this.#busy.delete(item)) this.#flush(item);
-    this.#last.delete(item as T & object);
+    this.#last.delete(item);
   }
 
   /** `item`'s output was just flushed, `bytes` of it; nothing is scheduled for it any more. */
   flushed(item: T, bytes: number): void {
     this.#soon.delete(item);
     this.#busy.delete(item);
-    this.#last.set(item as T & object, { ms: this.#clock.now(), bytes });
+    this.#last.set(item, { ms: this.#clock.now(), bytes });
   }
 
   /** Drop every schedule: the caller flushes no more. */
