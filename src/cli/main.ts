@@ -15,8 +15,8 @@ import {
 } from "../runtime/runtime.ts";
 import { startLifeline } from "../process/lifeline.ts";
 import { loadNativePty } from "../process/pty_native.ts";
-import { provideNativePipeSizer } from "../runtime/pipe_size.ts";
-import { createLogger } from "../server/logger.ts";
+import { provideNativeCalls } from "../runtime/native_calls.ts";
+import { createLogger, type Logger } from "../server/logger.ts";
 import { ExecServer } from "../server/server.ts";
 import type { WebSocketServerHandle } from "../transport/serve_websocket.ts";
 import { StdioConnection } from "../transport/stdio.ts";
@@ -48,8 +48,7 @@ export async function main(args: string[]): Promise<number> {
     return 0;
   }
   const logger = createLogger(cli.logLevel);
-  // Whatever ends this process, the processes it starts end with it.
-  startLifeline({ onProblem: (message) => logger.warn(message) });
+  prepareProcess(logger);
   const server = new ExecServer({
     maxOutputBytes: cli.maxOutputBytes,
     exitedRetentionMs: cli.exitedRetentionMs,
@@ -95,7 +94,6 @@ export async function main(args: string[]): Promise<number> {
     // Serve until SIGTERM/SIGINT; stop() ends the process.
     return await new Promise<number>(() => {});
   }
-  enlargePipesThroughAddon();
   const conn = new StdioConnection(stdinInput(), stdoutWritable(), {
     maxMessageBytes: server.options.maxMessageBytes,
     highWaterBytes: server.options.outputHighWaterBytes,
@@ -108,15 +106,13 @@ export async function main(args: string[]): Promise<number> {
   return 0;
 }
 
-/**
- * Node cannot enlarge a pipe itself; node-pty's patched addon can, and is
- * loaded only once stdin or stdout proves busy (runtime.ts).
- */
-function enlargePipesThroughAddon(): void {
-  provideNativePipeSizer(() => {
-    const native = loadNativePty();
-    return native.setPipeSize && ((fd, bytes) => native.setPipeSize!(fd, bytes));
-  });
+/** What this process sets up before it serves anyone. */
+function prepareProcess(logger: Logger): void {
+  // Whatever ends this process, the processes it starts end with it.
+  startLifeline({ onProblem: (message) => logger.warn(message) });
+  // Calls Node lacks (bigger stdio pipes, write-behind) come from
+  // node-pty's patched addon, loaded on the first one needed.
+  provideNativeCalls(loadNativePty);
 }
 
 /** Wait until `conn` has written everything, or `ms` have passed. */

@@ -7,13 +7,14 @@
  * downloads measured 15–35% faster on this project's 2-core machines
  * (docs/performance.md). Deno makes the call (`fcntl`) through its FFI when
  * `--allow-ffi` is granted. Node has no such call: a server under Node
- * (the binary, the npm package) names one from a native addon with
- * {@linkcode provideNativePipeSizer}; elsewhere this does nothing.
+ * (the binary, the npm package) makes it through a native addon when one
+ * was provided (native_calls.ts); elsewhere this does nothing.
  *
  * @module
  */
 import process from "node:process";
 import { denoLibc } from "./libc.ts";
+import { nativeCall } from "./native_calls.ts";
 
 /** `F_SETPIPE_SZ` on Linux. */
 const F_SETPIPE_SZ = 1031;
@@ -21,54 +22,12 @@ const F_SETPIPE_SZ = 1031;
 /** The size asked for: Linux's default `/proc/sys/fs/pipe-max-size`. */
 export const PIPE_BYTES = 1024 * 1024;
 
-/**
- * `fcntl(fd, F_SETPIPE_SZ, bytes)` made by native code: the size the
- * kernel granted, or a negative errno.
- */
-export type NativePipeSizer = (fd: number, bytes: number) => number;
-
-let sizer: NativePipeSizer | null | undefined;
-let nativeLoader: (() => NativePipeSizer | undefined) | undefined;
-
-/**
- * Where a runtime without FFI finds the call: `load` is called once, on the
- * first {@linkcode enlargePipe}, so that nothing is loaded before a pipe is
- * worth enlarging. Deno's own FFI is preferred when it is granted. A load
- * that throws or returns undefined leaves pipes as they are.
- *
- * @example
- * ```ts
- * import { enlargePipe, provideNativePipeSizer } from "./pipe_size.ts";
- * provideNativePipeSizer(() => undefined); // no addon here: pipes keep their size
- * enlargePipe(1); // undefined under Node; 1048576 under Deno with --allow-ffi
- * ```
- */
-export function provideNativePipeSizer(load: () => NativePipeSizer | undefined): void {
-  nativeLoader = load;
-  if (sizer === null) sizer = undefined;
-}
-
-/** The call that sets a pipe's size, when this runtime can make it; looked up once. */
-function pipeSizer(): NativePipeSizer | null {
-  if (sizer !== undefined) return sizer;
-  sizer = process.platform === "linux" ? denoFfiSizer() ?? nativeSizer() : null;
-  return sizer;
-}
-
-/** libc's `fcntl` through Deno's FFI, when granted. */
-function denoFfiSizer(): NativePipeSizer | null {
+/** The call that sets a pipe's size, when this runtime can make it. */
+function pipeSizer(): ((fd: number, bytes: number) => number) | undefined {
+  if (process.platform !== "linux") return undefined;
   const libc = denoLibc();
-  return libc && ((fd, bytes) => libc.fcntl(fd, F_SETPIPE_SZ, bytes));
-}
-
-/** The provided native call, loaded now. */
-function nativeSizer(): NativePipeSizer | null {
-  try {
-    return nativeLoader?.() ?? null;
-  } catch {
-    // The addon is missing or would not load: pipes keep their size.
-    return null;
-  }
+  if (libc) return (fd, bytes) => libc.fcntl(fd, F_SETPIPE_SZ, bytes);
+  return nativeCall("setPipeSize");
 }
 
 /**
