@@ -5,7 +5,7 @@
 // other open terminals: it could read and write them, and a terminal stays
 // allocated until every such child has exited. Neither Deno nor Node can
 // set FD_CLOEXEC from JavaScript, so this patches node-pty's source to set
-// it right after the master is created, adds the two calls the runtimes
+// it right after the master is created, adds the calls the runtimes
 // lack (see ADDED), and rebuilds the addon (node-pty is compiled from
 // source on Linux anyway). It is idempotent, and a missing node-pty (an
 // optional dependency) is not an error.
@@ -17,6 +17,7 @@ const { dirname, join } = require("node:path");
 const MARK = "/* exec-server: master close-on-exec */";
 const WRITE_MARK = "/* exec-server: non-blocking write */";
 const PIPE_SIZE_MARK = "/* exec-server: pipe size */";
+const WRITE_BEHIND_MARK = "/* exec-server: write behind */";
 
 // Functions added to the addon: calls the runtime cannot make itself.
 const ADDED = [
@@ -67,6 +68,69 @@ static Napi::Value PtySetPipeSize(const Napi::CallbackInfo& info) {
 #else
   return Napi::Number::New(env, -ENOSYS);
 #endif
+}
+
+`,
+  },
+  {
+    // sync_file_range(SYNC_FILE_RANGE_WRITE) and posix_fadvise(DONTNEED),
+    // which Node has no calls for, on libuv's thread pool (starting
+    // writeback may wait for the disk's queue): write-behind for large
+    // uploads, as the Deno server does through its FFI
+    // (src/runtime/write_behind.ts). A promise of 0, or a negative errno.
+    mark: WRITE_BEHIND_MARK,
+    name: "writeBehind",
+    native: "PtyWriteBehind",
+    text: `${WRITE_BEHIND_MARK}
+class WriteBehindWorker : public Napi::AsyncWorker {
+ public:
+  WriteBehindWorker(Napi::Env env, int fd, int64_t offset, int64_t length,
+                    int64_t drop_offset, int64_t drop_length)
+      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)),
+        fd_(fd), offset_(offset), length_(length),
+        drop_offset_(drop_offset), drop_length_(drop_length) {}
+  Napi::Promise Promise() { return deferred_.Promise(); }
+  void Execute() override {
+#if defined(__linux__)
+    if (length_ > 0 &&
+        sync_file_range(fd_, offset_, length_, SYNC_FILE_RANGE_WRITE) != 0) {
+      result_ = -errno;
+      return;
+    }
+    if (drop_length_ > 0) {
+      int err = posix_fadvise(fd_, drop_offset_, drop_length_, POSIX_FADV_DONTNEED);
+      if (err != 0) result_ = -err;
+    }
+#else
+    result_ = -ENOSYS;
+#endif
+  }
+  void OnOK() override { deferred_.Resolve(Napi::Number::New(Env(), result_)); }
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  int fd_;
+  int64_t offset_, length_, drop_offset_, drop_length_;
+  int result_ = 0;
+};
+
+static Napi::Value PtyWriteBehind(const Napi::CallbackInfo& info) {
+  Napi::Env env(info.Env());
+  if (info.Length() != 5) {
+    throw Napi::Error::New(env, "Usage: pty.writeBehind(fd, offset, length, dropOffset, dropLength)");
+  }
+  for (size_t i = 0; i < 5; i++) {
+    if (!info[i].IsNumber()) {
+      throw Napi::Error::New(env, "Usage: pty.writeBehind(fd, offset, length, dropOffset, dropLength)");
+    }
+  }
+  auto* worker = new WriteBehindWorker(env, info[0].As<Napi::Number>().Int32Value(),
+      info[1].As<Napi::Number>().Int64Value(), info[2].As<Napi::Number>().Int64Value(),
+      info[3].As<Napi::Number>().Int64Value(), info[4].As<Napi::Number>().Int64Value());
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();
+  return promise;
 }
 
 `,

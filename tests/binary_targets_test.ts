@@ -43,7 +43,14 @@ Deno.test({
     try {
       await using s = await TestServer.start([], { command, env: { HOME: dir } });
       const ran = await runCoreChecks(s, { env: { PATH: "/usr/bin:/bin" }, dir });
-      assert.deepEqual(ran, ["handshake", "pipe", "pty echo", "terminate", "fs round trip"]);
+      assert.deepEqual(ran, [
+        "handshake",
+        "pipe",
+        "pty echo",
+        "terminate",
+        "fs round trip",
+        "write-behind",
+      ]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

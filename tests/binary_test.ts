@@ -159,6 +159,8 @@ Deno.test("binary: core checks alone in an empty directory with only PATH and HO
     await using s = await TestServer.start([], { command: bareCommand(box, box.home) });
     const ran = await runCoreChecks(s, { env: CHILD_ENV, dir: box.dir });
     assert.deepEqual(ran.slice(0, 4), ["handshake", "pipe", "pty echo", "terminate"]);
+    // The addon's write-behind (node-pty patched at install or build time).
+    assert.equal(ran.includes("write-behind"), process.platform === "linux", `ran ${ran}`);
     assert.equal((await s.close()).code, 0);
     assert.deepEqual(s.badLines, []);
     if (!sea) return;

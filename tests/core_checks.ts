@@ -1,10 +1,17 @@
 /**
  * The core black-box checks every shipped build must pass (the single
  * binary, the npm package's bin): handshake, a pipe process, a PTY echo,
- * terminate, and an fs round trip when the server offers fs/*.
+ * terminate, an fs round trip when the server offers fs/*, and on Linux
+ * write-behind (src/runtime/write_behind.ts) when it offers positional
+ * writes.
  */
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { open, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
+import process from "node:process";
 import { VERSION } from "../src/version.ts";
 import { b64, type TestServer, unb64Bytes } from "./harness.ts";
 import { initializeResult } from "./server_helpers.ts";
@@ -76,6 +83,55 @@ export async function checkFsRoundTrip(s: TestServer, dir: string): Promise<bool
   return true;
 }
 
+const MiB = 1024 * 1024;
+
+/** Bytes of `path` in the page cache (util-linux `fincore`). */
+function cachedBytes(path: string): number {
+  return Number(execFileSync("fincore", ["-b", "-n", "-o", "RES", path], { encoding: "utf8" }));
+}
+
+/** Write 1 MiB pieces `from` to `to` (exclusive) of `data` at their offsets, one at a time. */
+async function writePieces(
+  s: TestServer,
+  path: string,
+  data: Uint8Array,
+  from: number,
+  to: number,
+): Promise<void> {
+  for (let k = from; k < to; k++) {
+    const piece = data.subarray(k * MiB, (k + 1) * MiB);
+    await s.call("fs/writeFile", { path, dataBase64: b64(piece), offset: k * MiB });
+  }
+}
+
+/**
+ * Write-behind (Linux): positional `fs/writeFile` pieces of 1 MiB, as a
+ * streamed upload sends them, take the clean pages of the pieces 8 MiB
+ * behind out of the page cache, and the file stays intact.
+ *
+ * @returns false when the server has no positional writes (nothing was checked)
+ */
+export async function checkWriteBehind(s: TestServer, dir: string): Promise<boolean> {
+  if (initializeResult(s).capabilities.fs?.writeOffset !== true) return false;
+  const path = join(dir, "write-behind.bin");
+  const data = new Uint8Array(randomBytes(16 * MiB));
+  await writePieces(s, path, data, 0, 8);
+  // Made clean first, so that whether a page may leave the cache does not
+  // depend on how fast the disk took it.
+  const handle = await open(path, "r");
+  await handle.datasync();
+  await handle.close();
+  assert.equal(cachedBytes(path), 8 * MiB, "nothing leaves the cache in a file's first 8 MiB");
+  await writePieces(s, path, data, 8, 16);
+  // Pieces 8..15 dropped [0, 8) MiB; their own pages may stay.
+  const cached = cachedBytes(path);
+  assert.ok(cached <= 8 * MiB, `${cached} bytes of the first 8 MiB stayed in the cache`);
+  // Buffer.equals, not deepEqual: the diff of two big arrays takes gigabytes to print.
+  assert.ok(Buffer.from(await readFile(path)).equals(data), "the file's bytes differ");
+  await rm(path);
+  return true;
+}
+
 /**
  * Run every core check against a started server.
  *
@@ -91,5 +147,6 @@ export async function runCoreChecks(
   await checkTerminate(s, opts.env);
   const ran = ["handshake", "pipe", "pty echo", "terminate"];
   if (await checkFsRoundTrip(s, opts.dir)) ran.push("fs round trip");
+  if (process.platform === "linux" && await checkWriteBehind(s, opts.dir)) ran.push("write-behind");
   return ran;
 }

@@ -243,6 +243,8 @@ Deno.test("npm package: pack, install from the tarball, and use it from Node", a
         await using s = await TestServer.start([], { command: [bin] });
         const ran = await runCoreChecks(s, { env: { PATH: "/usr/bin:/bin" }, dir: scratch });
         assert.deepEqual(ran.slice(0, 4), ["handshake", "pipe", "pty echo", "terminate"]);
+        // The addon's write-behind (node-pty patched at install or build time).
+        assert.equal(ran.includes("write-behind"), process.platform === "linux", `ran ${ran}`);
         assert.equal((await s.close()).code, 0);
         assert.deepEqual(s.badLines, []);
       }),

@@ -7,6 +7,7 @@
 import { constants } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { writeAll } from "../runtime/file_write.ts";
+import { writeBehind } from "../runtime/write_behind.ts";
 import { checkChunkBytes, Chunker, DEFAULT_CHUNK_BYTES } from "./chunker.ts";
 import { orOsError, osError } from "./errno.ts";
 import { checkedPath } from "./paths.ts";
@@ -86,9 +87,10 @@ interface LocalUpload {
   position: number;
 }
 
-/** Write all of `piece` at the upload's position. */
+/** Write all of `piece` at the upload's position, then behind it (write_behind.ts). */
 async function writePiece(upload: LocalUpload, piece: Uint8Array): Promise<void> {
   await writeAll(upload.handle!, piece, upload.position);
+  await writeBehind(upload.handle!.fd, upload.position, piece.byteLength);
   upload.position += piece.byteLength;
 }
 

@@ -8,6 +8,7 @@
 import { constants } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { writeAll } from "../runtime/file_write.ts";
+import { writeBehind } from "../runtime/write_behind.ts";
 import { orOsError, osError, refused } from "./errno.ts";
 import type { WritePlacement } from "./range.ts";
 import { kindOf } from "./stat.ts";
@@ -32,12 +33,33 @@ const op = "writeFile";
  * await writeInPlace("/tmp/log.txt", bytes, { kind: "at", offset: 0 });
  * ```
  */
-export function writeInPlace(
+export async function writeInPlace(
   path: string,
   data: Uint8Array,
   placement: Exclude<WritePlacement, { kind: "replace" }>,
 ): Promise<void> {
-  return inTurn(path, () => writeNow(path, data, placement));
+  if (path.endsWith("/")) throw osError(op, path, { code: "EISDIR" });
+  // Opened at once, written in turn: the open and its checks of one piece
+  // overlap the write of the piece before, and only the writes queue.
+  const opening = openForWrite(path, placement);
+  opening.catch(() => {}); // awaited in the turn, and below
+  try {
+    await inTurn(path, async () => {
+      const handle = await opening;
+      // With O_APPEND the position is ignored and each write lands at the end.
+      await writeAll(handle, data, placement.kind === "at" ? placement.offset : null);
+    });
+    // Pieces of a large file: off to the disk, and out of the cache behind
+    // (write_behind.ts). After the turn, so that the next piece's write
+    // need not wait for it.
+    if (placement.kind === "at") {
+      await writeBehind((await opening).fd, placement.offset, data.byteLength);
+    }
+  } catch (err) {
+    throw osError(op, path, err);
+  } finally {
+    await (await opening.catch(() => undefined))?.close().catch(() => {});
+  }
 }
 
 /** The last write queued for each path. */
@@ -61,12 +83,11 @@ function inTurn(path: string, write: () => Promise<void>): Promise<void> {
   return mine;
 }
 
-async function writeNow(
+/** Open `path` for a write in place and check that it is a regular file. */
+async function openForWrite(
   path: string,
-  data: Uint8Array,
   placement: Exclude<WritePlacement, { kind: "replace" }>,
-): Promise<void> {
-  if (path.endsWith("/")) throw osError(op, path, { code: "EISDIR" });
+): Promise<fsp.FileHandle> {
   // O_NONBLOCK: opening a fifo for writing without a reader fails at once
   // (ENXIO) instead of blocking until one appears; with a reader it opens
   // and is refused below. O_NOCTTY: a terminal never becomes the server's.
@@ -76,11 +97,9 @@ async function writeNow(
   try {
     const st = await handle.stat();
     if (!st.isFile()) throw refused(op, path, "EINVAL", `${kindOf(st)} is not a regular file`);
-    // With O_APPEND the position is ignored and each write lands at the end.
-    await writeAll(handle, data, placement.kind === "at" ? placement.offset : null);
+    return handle;
   } catch (err) {
-    throw osError(op, path, err);
-  } finally {
     await handle.close().catch(() => {});
+    throw osError(op, path, err);
   }
 }

@@ -52,6 +52,19 @@ export interface NativePty {
    */
   setPipeSize?(fd: number, bytes: number): number;
   /**
+   * Write-behind on Linux, off the event loop: `sync_file_range` then
+   * `posix_fadvise(DONTNEED)`; a promise of 0 or a negative errno. Added
+   * by scripts/patch_node_pty.cjs, for runtimes without FFI
+   * (src/runtime/write_behind.ts).
+   */
+  writeBehind?(
+    fd: number,
+    offset: number,
+    length: number,
+    dropOffset: number,
+    dropLength: number,
+  ): Promise<number>;
+  /**
    * macOS: node-pty's `spawn-helper`, which `fork` runs to start each
    * terminal (set by the loader, not the addon). Linux needs none.
    */

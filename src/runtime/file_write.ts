@@ -11,9 +11,8 @@
  * and to learn why a write failed (errno stays on that thread), the
  * handle's own `write` does it.
  *
- * Each call writes at most {@linkcode WRITE_SLICE_BYTES}: on this
- * project's VMs, writing new page-cache pages in 64–128 KiB pieces ran
- * 1.5× as fast as in 1 MiB pieces (docs/performance.md).
+ * Each call writes at most {@linkcode WRITE_SLICE_BYTES}, and each call
+ * is a trip to another thread and back.
  *
  * @module
  */
@@ -21,13 +20,14 @@ import type { FileHandle } from "node:fs/promises";
 import { denoLibc } from "./libc.ts";
 
 /**
- * The most one write call takes. A write of pages the file does not have
- * yet cost more per byte the larger it was: `dd` of 1 GiB into a new file
- * ran at 343–408 MiB/s in 1 MiB pieces and at 536–1012 in 64–128 KiB ones,
- * while overwriting cached pages was faster in 1 MiB pieces (8–9 against
- * 6–7 GB/s). Uploads of 1 GiB measured +10–20% with 128 KiB.
+ * The most one write call takes: a streamed upload's whole piece (1 MiB as
+ * binary frames), so that each piece is one trip to a writing thread. With
+ * write-behind (write_behind.ts) 1 GiB uploads ran 1.3–1.5× as fast as in
+ * 128 KiB calls under Node, where each call is a trip through libuv's
+ * pool; 128 KiB had been faster only while every write also had to find
+ * new page-cache pages (docs/performance.md).
  */
-export const WRITE_SLICE_BYTES = 128 * 1024;
+export const WRITE_SLICE_BYTES = 1024 * 1024;
 
 /**
  * Write up to {@linkcode WRITE_SLICE_BYTES} of `bytes` at `position`

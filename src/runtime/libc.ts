@@ -21,6 +21,10 @@ export interface DenoLibc {
   write(fd: number, bytes: Uint8Array, length: number): Promise<number | bigint>;
   /** `pwrite(fd, bytes, length, offset)`, likewise. */
   pwrite(fd: number, bytes: Uint8Array, length: number, offset: number): Promise<number | bigint>;
+  /** `sync_file_range(fd, offset, length, flags)` on a thread of Deno's own: 0, or -1. */
+  sync_file_range(fd: number, offset: number, length: number, flags: number): Promise<number>;
+  /** `posix_fadvise(fd, offset, length, advice)` on a thread of Deno's own: 0, or an errno. */
+  posix_fadvise(fd: number, offset: number, length: number, advice: number): Promise<number>;
 }
 
 interface DenoFfi {
@@ -54,6 +58,16 @@ export function denoLibc(): DenoLibc | null {
       pwrite: {
         parameters: ["i32", "buffer", "usize", "i64"],
         result: "isize",
+        nonblocking: true,
+      },
+      sync_file_range: {
+        parameters: ["i32", "i64", "i64", "u32"],
+        result: "i32",
+        nonblocking: true,
+      },
+      posix_fadvise: {
+        parameters: ["i32", "i64", "i64", "i32"],
+        result: "i32",
         nonblocking: true,
       },
     }).symbols;
