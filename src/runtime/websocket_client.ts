@@ -6,6 +6,7 @@
  * @module
  */
 import { isDeno } from "./runtime.ts";
+import { lendToWs } from "./ws_bufferutil.ts";
 import type { WebSocketLike } from "./websocket_types.ts";
 
 /**
@@ -55,6 +56,8 @@ export async function createClientWebSocket(
       terminate: () => socket.close(),
     }) as unknown as ClientWebSocket;
   }
+  // Masks every frame it sends: a word at a time, not ws's byte at a time.
+  lendToWs();
   const { WebSocket: NodeWebSocket } = await import("ws");
   const socket = new NodeWebSocket(url, {
     headers,

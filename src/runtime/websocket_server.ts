@@ -12,6 +12,7 @@ import type { Duplex } from "node:stream";
 import type { WebSocketServer } from "ws";
 import type { WebSocketLike } from "./websocket_types.ts";
 import { isDeno } from "./runtime.ts";
+import { lendToWs } from "./ws_bufferutil.ts";
 
 /** What a listener shows `onRequest` of an incoming HTTP request. */
 export interface HttpRequestHead {
@@ -188,6 +189,7 @@ function listenDeno(opts: WebSocketListenOptions): Promise<WebSocketListener> {
 
 async function listenNode(opts: WebSocketListenOptions): Promise<WebSocketListener> {
   const http = await import("node:http");
+  lendToWs();
   const { WebSocketServer } = await import("ws");
   const wss = new WebSocketServer({
     noServer: true,

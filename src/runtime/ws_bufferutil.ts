@@ -7,9 +7,13 @@
  * a byte at a time: ~1 GB/s under Node 22 here, 1.2 of the 5.6 s a 768 MiB
  * websocket upload cost the binary's server (a CPU profile). XORing whole
  * words runs at ~6 GB/s. Deno unmasks in its runtime and does not use this.
+ * Under plain Node (the npm package), where `ws` is loaded from
+ * node_modules, {@linkcode lendToWs} hands it these functions instead.
  *
  * @module
  */
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 
 /** The 4-byte mask as the little-endian word that starts at byte `phase` of it. */
 function maskWord(mask: Uint8Array, phase: number): number {
@@ -70,4 +74,43 @@ export function mask(
  */
 export function unmask(buffer: Uint8Array, maskBytes: Uint8Array): void {
   mask(buffer, maskBytes, buffer, 0, buffer.length);
+}
+
+/**
+ * Give the `ws` package that `import("ws")` loads {@linkcode mask} and
+ * {@linkcode unmask}, when it would XOR a byte at a time (no native
+ * `bufferutil` installed): the npm package under Node, whose websocket
+ * uploads spent 38% of the server's time in `ws`'s own loop. `ws`'s
+ * receiver and sender take the functions from its `lib/buffer-util.js`
+ * when they load, so this must run before `ws` is first loaded; later, or
+ * where `ws` cannot be found (the binary bundles `ws` with these functions
+ * already), it changes nothing.
+ *
+ * @returns whether `ws` now uses these functions
+ *
+ * @example
+ * ```ts
+ * import { lendToWs } from "./ws_bufferutil.ts";
+ * lendToWs(); // true under Node with ws installed and not yet loaded
+ * const { WebSocketServer } = await import("ws");
+ * ```
+ */
+export function lendToWs(): boolean {
+  try {
+    const require = createRequire(import.meta.url);
+    const lib = join(dirname(require.resolve("ws")), "lib");
+    const util = require(join(lib, "buffer-util.js"));
+    if (util.unmask === unmask) return true;
+    // Loaded already: its receiver holds the function it found.
+    if (require.cache[join(lib, "receiver.js")]) return false;
+    // ws's own byte-wise fallbacks are named functions; the wrappers it
+    // puts around a native bufferutil are not.
+    if (util.unmask?.name !== "_unmask" || util.mask?.name !== "_mask") return false;
+    util.mask = mask;
+    util.unmask = unmask;
+    return true;
+  } catch {
+    // No resolvable ws here (a bundle, or Deno without node_modules).
+    return false;
+  }
 }
