@@ -21,6 +21,13 @@ export interface DenoLibc {
   write(fd: number, bytes: Uint8Array, length: number): Promise<number | bigint>;
   /** `pwrite(fd, bytes, length, offset)`, likewise. */
   pwrite(fd: number, bytes: Uint8Array, length: number, offset: number): Promise<number | bigint>;
+  /**
+   * `write(fd, bytes, length)` on the calling thread: bytes written, or -1.
+   * Only for writes that cannot block (direct_write.ts checks first).
+   */
+  writeHere(fd: number, bytes: Uint8Array, length: number): number | bigint;
+  /** `ioctl(fd, request, out)` with a pointer argument: 0, or -1. */
+  ioctl(fd: number, request: number, out: Int32Array): number;
   /** `sync_file_range(fd, offset, length, flags)` on a thread of Deno's own: 0, or -1. */
   sync_file_range(fd: number, offset: number, length: number, flags: number): Promise<number>;
   /** `posix_fadvise(fd, offset, length, advice)` on a thread of Deno's own: 0, or an errno. */
@@ -54,6 +61,8 @@ export function denoLibc(): DenoLibc | null {
     if (deno.permissions.querySync({ name: "ffi" }).state !== "granted") return libc;
     libc = deno.dlopen("libc.so.6", {
       fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
+      writeHere: { name: "write", parameters: ["i32", "buffer", "usize"], result: "isize" },
+      ioctl: { parameters: ["i32", "u64", "buffer"], result: "i32" },
       write: { parameters: ["i32", "buffer", "usize"], result: "isize", nonblocking: true },
       pwrite: {
         parameters: ["i32", "buffer", "usize", "i64"],

@@ -7,6 +7,7 @@
 import process from "node:process";
 import { Readable } from "node:stream";
 import { type FdInput, isPipeOrSocket, readFd, type ReadSink } from "./fd_reader.ts";
+import { directPipeWriter } from "./direct_write.ts";
 import { enlargePipe } from "./pipe_size.ts";
 
 interface DenoLike {
@@ -110,7 +111,7 @@ function enlargeOnFullRead(sink: ReadSink): ReadSink {
 export function stdoutWritable(): WritableStream<Uint8Array> {
   if (deno) {
     enlargePipe(1);
-    return deno.stdout.writable;
+    return denoStdoutWritable(deno.stdout.writable);
   }
   let asked = false;
   // Not Writable.toWeb: its writes resolve as soon as the chunk is queued,
@@ -129,6 +130,25 @@ export function stdoutWritable(): WritableStream<Uint8Array> {
     close(): Promise<void> {
       return new Promise((resolve) => process.stdout.end(() => resolve()));
     },
+  });
+}
+
+/**
+ * Deno's stdout, with small messages written at once when the pipe has
+ * room (direct_write.ts) and everything else through `writable`, in order:
+ * a stream's writes never overlap, so nothing overtakes what is queued.
+ */
+function denoStdoutWritable(writable: WritableStream<Uint8Array>): WritableStream<Uint8Array> {
+  const direct = directPipeWriter(1);
+  if (!direct) return writable;
+  const writer = writable.getWriter();
+  return new WritableStream<Uint8Array>({
+    async write(chunk): Promise<void> {
+      const done = direct(chunk);
+      if (done < chunk.byteLength) await writer.write(chunk.subarray(done));
+    },
+    close: () => writer.close(),
+    abort: (reason) => writer.abort(reason),
   });
 }
 
