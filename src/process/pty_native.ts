@@ -12,6 +12,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import process from "node:process";
+import type { NativeCalls } from "../runtime/native_calls.ts";
 
 /** What `pty.fork` returns. */
 export interface NativePtyFork {
@@ -23,8 +24,12 @@ export interface NativePtyFork {
   pty: string;
 }
 
-/** The part of node-pty's Unix addon that the server uses. */
-export interface NativePty {
+/**
+ * The part of node-pty's Unix addon that the server uses, with the calls
+ * scripts/patch_node_pty.cjs adds for runtimes without FFI (NativeCalls:
+ * `setPipeSize`, `writeBehind`).
+ */
+export interface NativePty extends NativeCalls {
   fork(
     file: string,
     args: string[],
@@ -45,25 +50,6 @@ export interface NativePty {
    * (macOS) lack it.
    */
   write?(fd: number, bytes: Uint8Array): number;
-  /**
-   * `fcntl(fd, F_SETPIPE_SZ, bytes)` on Linux: the size granted, or a
-   * negative errno. Added by scripts/patch_node_pty.cjs, for runtimes
-   * without FFI (src/runtime/pipe_size.ts).
-   */
-  setPipeSize?(fd: number, bytes: number): number;
-  /**
-   * Write-behind on Linux, off the event loop: `sync_file_range` then
-   * `posix_fadvise(DONTNEED)`; a promise of 0 or a negative errno. Added
-   * by scripts/patch_node_pty.cjs, for runtimes without FFI
-   * (src/runtime/write_behind.ts).
-   */
-  writeBehind?(
-    fd: number,
-    offset: number,
-    length: number,
-    dropOffset: number,
-    dropLength: number,
-  ): Promise<number>;
   /**
    * macOS: node-pty's `spawn-helper`, which `fork` runs to start each
    * terminal (set by the loader, not the addon). Linux needs none.
