@@ -57,10 +57,10 @@ Deno.test("writeOnce: a write that fails fails as node:fs reports it", async () 
   });
 });
 
-Deno.test("writeOnce: a megabyte goes in slices, and arrives whole", async () => {
+Deno.test("writeOnce: more than a slice goes in slices, and arrives whole", async () => {
   await inTempDir(async (dir) => {
     const path = join(dir, "big.bin");
-    const data = new Uint8Array(1 << 20).map((_, i) => (i * 7) & 0xff);
+    const data = new Uint8Array(WRITE_SLICE_BYTES * 2 + 3).map((_, i) => (i * 7) & 0xff);
     const handle = await open(path, "w");
     try {
       let done = 0;

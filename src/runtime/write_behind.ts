@@ -44,7 +44,16 @@ const SYNC_FILE_RANGE_WRITE = 2;
 /** `POSIX_FADV_DONTNEED` on Linux. */
 const POSIX_FADV_DONTNEED = 4;
 
-/** The byte range whose pages a piece ending at `end` drops: empty early in a file. */
+/**
+ * The byte range whose pages a piece of `length` bytes ending at `end`
+ * drops: empty in a file's first {@linkcode WRITE_BEHIND_LAG_BYTES}.
+ *
+ * @example
+ * ```ts
+ * import { dropRange } from "./write_behind.ts";
+ * dropRange(16 << 20, 1 << 20); // { offset: 6 MiB, length: 2 MiB }
+ * ```
+ */
 export function dropRange(end: number, length: number): { offset: number; length: number } {
   const to = Math.max(0, end - WRITE_BEHIND_LAG_BYTES);
   // Twice the piece: a piece still being written back at its turn gets a
