@@ -14,6 +14,9 @@ import { refused } from "../fs/errno.ts";
 import { checkedPath } from "../fs/paths.ts";
 import { checkPlacement, checkRange, MAX_FILE_OFFSET } from "../fs/range.ts";
 import { READ_OP, WRITE_OP } from "../fs/stream_target.ts";
+import { walkPlan } from "../fs/walk.ts";
+import { FsWalk } from "../protocol/walk.ts";
+import { fileURLToPath } from "node:url";
 import { ServerError } from "./errors.ts";
 import { binaryReadParams, dataField } from "./protocol_calls.ts";
 import { remoteReadStream } from "./remote_read_stream.ts";
@@ -254,6 +257,36 @@ export class RemoteFileSystem implements types.FileSystem {
   /** List a directory (`fs/readDirectory`). */
   readDirectory(path: string): Promise<types.DirectoryEntry[]> {
     return this.#call("readDirectory", path, () => this.#calls.fsReadDirectory(path));
+  }
+
+  /**
+   * List a tree breadth first within bounds (**[ext]** `fs/walk`, also in
+   * the Codex dialect); entry paths come back as paths even from a server
+   * that answers `file://` URIs.
+   *
+   * @throws {FileSystemError} `ENOSYS` when the server has no `fs/walk`
+   */
+  async walk(path: string, options?: types.WalkOptions): Promise<types.WalkResult> {
+    checkPath("walk", path);
+    // Every option is sent: the Codex dialect requires them all.
+    const plan = walkPlan("walk", path, options);
+    const call = this.#calls.call?.bind(this.#calls);
+    const noWalk = () =>
+      new FileSystemError("io", "ENOSYS", path, `walk ${path}: the server has no fs/walk`);
+    if (!call) throw noWalk();
+    let result: types.WalkResult;
+    try {
+      result = await call(FsWalk, { path, options: plan });
+    } catch (err) {
+      if (err instanceof ServerError && err.code === ErrorCode.MethodNotFound) throw noWalk();
+      throw toFileSystemError(err, path);
+    }
+    const asPath = (p: string) => p.startsWith("file:") ? fileURLToPath(p) : p;
+    return {
+      entries: result.entries.map((e) => ({ path: asPath(e.path), kind: e.kind })),
+      errors: result.errors.map((e) => ({ ...e, path: asPath(e.path) })),
+      truncated: result.truncated,
+    };
   }
 
   /** Remove a file or directory (`fs/remove`). */

@@ -26,6 +26,7 @@ import { checkPlacement, checkRange } from "./range.ts";
 import { openRegularFile, overLimit, readRangeOf, readToEnd } from "./ranged_read.ts";
 import { renamePath } from "./rename.ts";
 import { READ_OP, WRITE_OP } from "./stream_target.ts";
+import { walkPlan, walkTree } from "./walk.ts";
 import { writeInPlace } from "./write_in_place.ts";
 import { checkedPath, withoutTrailingSlashes } from "./paths.ts";
 import { metadataOf, statOrUndefined } from "./stat.ts";
@@ -214,6 +215,17 @@ export class LocalFileSystem implements types.FileSystem {
    */
   async readDirectory(path: string): Promise<types.DirectoryEntry[]> {
     return await listDirectory(checkedPath("readDirectory", path));
+  }
+
+  /**
+   * List the tree at `path` breadth first within the bounds of `options`
+   * (see {@linkcode types.WalkOptions}). A file, or a symlink not followed,
+   * has no entries; a missing path is `ENOENT`; a directory below that
+   * cannot be read is reported in `errors`.
+   */
+  async walk(path: string, options?: types.WalkOptions): Promise<types.WalkResult> {
+    const p = checkedPath("walk", path);
+    return await walkTree(p, walkPlan("walk", p, options));
   }
 
   /**

@@ -5,6 +5,9 @@
  *
  * @module
  */
+import type { WalkOptions, WalkResult } from "../protocol/walk.ts";
+
+export type { WalkEntry, WalkError, WalkOptions, WalkResult } from "../protocol/walk.ts";
 
 /** What `getMetadata` reports (symlinks are followed). */
 export interface FileMetadata {
@@ -137,6 +140,11 @@ export interface FileSystem {
   getMetadata(path: string): Promise<FileMetadata>;
   /** List a directory. */
   readDirectory(path: string): Promise<DirectoryEntry[]>;
+  /**
+   * List a directory tree breadth first, within bounds: files and
+   * directories only, each real directory read once.
+   */
+  walk(path: string, options?: WalkOptions): Promise<WalkResult>;
   /** Remove a file or directory. */
   remove(path: string, options?: RemoveOptions): Promise<void>;
   /** Copy a file, symlink or (with `recursive`) directory. */

@@ -23,3 +23,13 @@ export {
   type SandboxRule,
 } from "./sandbox_policy.ts";
 export { checkSandboxParams } from "./sandbox_params.ts";
+export {
+  checkWalkOptions,
+  FsWalk,
+  type FsWalkParams,
+  WALK_MAXIMUMS,
+  type WalkEntry,
+  type WalkError,
+  type WalkOptions,
+  type WalkResult,
+} from "./walk.ts";

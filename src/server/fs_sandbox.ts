@@ -8,6 +8,7 @@
  */
 import { CodexRequests } from "../protocol/codex.ts";
 import { Requests } from "../protocol/descriptors.ts";
+import { FsWalk } from "../protocol/walk.ts";
 import type { SandboxPolicy } from "../protocol/sandbox_policy.ts";
 import { paramsObject } from "../protocol/validate.ts";
 import { absolutePath } from "../protocol/validate.ts";
@@ -42,6 +43,8 @@ const NEEDS: Record<string, NeedsOf> = {
   [Requests.fsReadFile.method]: (p) => [read(at(p, "path"))],
   [Requests.fsGetMetadata.method]: (p) => [read(at(p, "path"))],
   [Requests.fsReadDirectory.method]: (p) => [read(at(p, "path"))],
+  // The directory itself; what is below it is checked as the walk reads it.
+  [FsWalk.method]: (p) => [read(at(p, "path"))],
   [CodexRequests.fsCanonicalize.method]: (p) => [read(at(p, "path"))],
   [Requests.fsWriteFile.method]: (p) => [write(at(p, "path"))],
   [Requests.fsCreateDirectory.method]: (p) => [write(at(p, "path"))],
