@@ -159,13 +159,71 @@ export interface FsWatchMissingParams {
   present?: string | string[] | null;
 }
 
+/** A dotted path into a TOML document, one key per segment. */
+export type TomlPath = string[];
+
+/** Params of `environmentConfig/read`. */
+export interface EnvironmentConfigReadParams {
+  /** The client's working directory (its trusted project's `.codex/config.toml` is a layer). */
+  cwd: string;
+  /** The parts of the configuration wanted (the CLI 0.171 asks `[["mcp_servers"]]`). */
+  configPaths: TomlPath[];
+  /** The parts of the requirements wanted. */
+  requirementsPaths: TomlPath[];
+}
+
+/** One configuration file's contribution. */
+export interface ConfigLayer {
+  /** Where it came from, as upstream words it (`user (/root/.codex/config.toml)`). */
+  source: string;
+  /** Its directory, a `file://` URI (relative paths in it are relative to this). */
+  baseDir: string;
+  /** The asked-for parts of it, as TOML. */
+  toml: string;
+}
+
+/** The layers of one kind, and where a managed (cloud) layer would go between them. */
+export interface ConfigLayers {
+  /** In order of increasing precedence. */
+  layers: ConfigLayer[];
+  /** How many of `layers` come before a cloud layer. */
+  cloudInsertionIndex: number;
+}
+
+/** The result of `environmentConfig/read`. */
+export interface EnvironmentConfig {
+  /** The home directory of the user the server runs as (a `file://` URI). */
+  userHomeDir: string;
+  /** The host's `$CODEX_HOME` (a `file://` URI). */
+  codexHomeDir: string;
+  /** This host's name. */
+  hostname: string;
+  /** The configuration layers. */
+  config: ConfigLayers;
+  /** The requirements layers (what an administrator imposes). */
+  requirements: ConfigLayers;
+}
+
+/** Result of `environment/status`. */
+export interface EnvironmentStatus {
+  /** Always `ready`: the server has nothing to prepare. */
+  status: "ready";
+}
+
 /** The Codex dialect's requests that v0 does not have, or answers differently. */
 export const CodexRequests: {
   readonly environmentInfo: RequestType<Record<string, never>, EnvironmentInfo>;
+  readonly environmentStatus: RequestType<Record<string, never>, EnvironmentStatus>;
+  readonly environmentConfigRead: RequestType<EnvironmentConfigReadParams, EnvironmentConfig>;
   readonly fsCanonicalize: RequestType<FsCanonicalizeParams, { path: string }>;
   readonly fsWatchMissing: RequestType<FsWatchMissingParams, { watching: boolean }>;
 } = Object.freeze({
   environmentInfo: Object.freeze({ method: "environment/info", kind: "request" as const }),
+  environmentStatus: Object.freeze({ method: "environment/status", kind: "request" as const }),
+  environmentConfigRead: Object.freeze({
+    method: "environmentConfig/read",
+    kind: "request" as const,
+  }),
   fsCanonicalize: Object.freeze({ method: "fs/canonicalize", kind: "request" as const }),
   fsWatchMissing: Object.freeze({ method: "fs/watchMissing", kind: "request" as const }),
 });

@@ -1,8 +1,8 @@
 /**
  * The `fs/*` methods in the Codex CLI's dialect: v0's handlers with that
  * dialect's errors (a missing path is -32004, reading a directory is
- * -32600 "is not a file"), richer metadata, `fs/canonicalize` and
- * `fs/watchMissing`. A request that carries a sandbox is checked against
+ * -32600 "is not a file"), richer metadata, `fs/canonicalize`,
+ * `fs/watchMissing` and `fs/walk`. A request that carries a sandbox is checked against
  * it before anything is touched (./fs_sandbox.ts).
  *
  * @module
@@ -17,11 +17,12 @@ import type { SandboxPolicy } from "../protocol/sandbox_policy.ts";
 import { paramsObject, requireAbsolutePath } from "../protocol/validate.ts";
 import type { LocalFileSystem } from "../fs/local.ts";
 import { FileSystemError } from "../fs/types.ts";
-import { environmentInfo } from "./environment_info.ts";
 import { fileSystemRpcError, fsMethods } from "./fs_methods.ts";
 import { sandboxGate } from "./fs_sandbox.ts";
 import type { MethodHandler } from "./method_handlers.ts";
 import type { MissingWatches } from "./missing_watch.ts";
+import { walkHandler } from "./walk_methods.ts";
+import { FsWalk } from "../protocol/walk.ts";
 
 /** A filesystem failure as v0 would answer it (wrap() then translates it). */
 function fsError(err: unknown): unknown {
@@ -45,7 +46,7 @@ function codexError(err: unknown, method: string, params: unknown): unknown {
 }
 
 /** The CLI's sandbox member, resolved with the server's `TMPDIR`. */
-function readCodexSandbox(value: unknown): SandboxPolicy | null {
+export function readCodexSandbox(value: unknown): SandboxPolicy | null {
   const sandbox = checkCodexSandbox(value);
   return sandbox ? resolveCodexSandbox(sandbox, process.env.TMPDIR) : null;
 }
@@ -62,7 +63,7 @@ function wrap(method: string, handler: MethodHandler): MethodHandler {
   };
 }
 
-/** The `fs/*` and `environment/info` handlers of a Codex-dialect session. */
+/** The `fs/*` handlers of a Codex-dialect session. */
 export function codexFsMethods(
   fs: LocalFileSystem,
   watches: MissingWatches,
@@ -115,6 +116,9 @@ export function codexFsMethods(
       return { watching: true };
     }),
   );
-  handlers.set(CodexRequests.environmentInfo.method, () => environmentInfo());
+  handlers.set(
+    FsWalk.method,
+    wrap(FsWalk.method, walkHandler({ strict: true, uris: true, readSandbox: readCodexSandbox })),
+  );
   return handlers;
 }

@@ -11,7 +11,9 @@ import { LocalFileSystem } from "../fs/local.ts";
 import { CodexNotificationNames } from "../protocol/codex.ts";
 import { invalidRequest } from "../protocol/errors.ts";
 import type { FrameConnection } from "../rpc/connection.ts";
-import { codexFsMethods } from "./codex_fs_methods.ts";
+import { codexEnvironmentMethods } from "./codex_environment_methods.ts";
+import { codexFsMethods, readCodexSandbox } from "./codex_fs_methods.ts";
+import { HttpRequests } from "./http_methods.ts";
 import { codexProcessMethods } from "./codex_process_methods.ts";
 import { CODEX_DIALECT } from "./dialect.ts";
 import type { MethodHandler } from "./method_handlers.ts";
@@ -65,6 +67,7 @@ export class ResumableSession {
   readonly handlers: Map<string, MethodHandler>;
   #sink = new SwitchableSink();
   #watches: MissingWatches;
+  #http: HttpRequests;
   #attached = false;
   #graceTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -77,10 +80,16 @@ export class ResumableSession {
       );
     });
     const fs = new LocalFileSystem({ maxReadFileBytes: opts.maxReadFileBytes });
+    this.#http = new HttpRequests(this.#sink, {
+      maxBufferedBytes: opts.maxReadFileBytes,
+      readSandbox: readCodexSandbox,
+    });
     this.handlers = new Map([
       ...processMethods(this.table),
       ...codexProcessMethods(this.table),
       ...codexFsMethods(fs, this.#watches),
+      ...codexEnvironmentMethods(),
+      ...this.#http.handlers(),
     ]);
   }
 
@@ -101,6 +110,8 @@ export class ResumableSession {
   detach(graceMs: number, onExpired: () => void): void {
     this.#attached = false;
     this.#sink.detach();
+    // Nobody reads a stream whose connection is gone; the client asks again.
+    this.#http.abortAll("the connection ended");
     this.#graceTimer = setTimeout(onExpired, graceMs);
   }
 
@@ -109,6 +120,7 @@ export class ResumableSession {
     if (this.#graceTimer !== undefined) clearTimeout(this.#graceTimer);
     this.#graceTimer = undefined;
     this.#watches.close();
+    this.#http.abortAll("the session ended");
     await this.table.closeAll();
   }
 }

@@ -21,7 +21,13 @@ import type { ServerOptions } from "./options.ts";
 import { type MethodHandler, processMethods } from "./process_methods.ts";
 import { ProcessTable } from "./process_table.ts";
 import { environmentInfo } from "./environment_info.ts";
+import { walkHandler } from "./walk_methods.ts";
+import { HttpRequests } from "./http_methods.ts";
+import { FsWalk } from "../protocol/walk.ts";
 import { type ResumableSession, SessionRegistry } from "./resumable.ts";
+
+/** A v0 request's `sandbox` member, read. */
+const v0Sandbox = (value: unknown) => checkSandboxParams(value);
 
 type HandshakeState = "new" | "initializing" | "ready";
 
@@ -64,7 +70,7 @@ export function capabilities(
     flowControl: true,
     errno: true,
     fileUris: true,
-    fs: { rangedRead: true, append: true, writeOffset: true, rename: true },
+    fs: { rangedRead: true, append: true, writeOffset: true, rename: true, walk: true },
     limits: {
       maxProcesses: opts.maxProcesses,
       maxExitedProcesses: opts.maxExitedProcesses,
@@ -75,6 +81,7 @@ export function capabilities(
       maxReadFileBytes: opts.maxReadFileBytes,
     },
     ...(binaryFrames ? { binaryFrames: true } : {}),
+    http: { request: true, stream: true, headerEnvVars: true },
   };
 }
 
@@ -95,6 +102,7 @@ export class Session {
   #opts: ServerOptions;
   #peer: RpcPeer;
   #table: ProcessTable;
+  #http: HttpRequests;
   #handlers: Map<string, MethodHandler>;
   #state: HandshakeState = "new";
   /** Set while the `initialize` answer is being made; requests behind it wait for it. */
@@ -122,19 +130,28 @@ export class Session {
     this.#registry = registry;
     // Found out while the client connects, so that `initialize` need not wait.
     void bwrapSupport();
-    this.#table = new ProcessTable(opts, {
-      send: (text) => {
+    const sink = {
+      send: (text: string) => {
         if (this.#peer.closed) return true;
         return conn.send(text);
       },
-      onDrain: (listener) => conn.onDrain(listener),
+      onDrain: (listener: () => void) => conn.onDrain(listener),
+    };
+    this.#table = new ProcessTable(opts, sink);
+    this.#http = new HttpRequests(sink, {
+      maxBufferedBytes: opts.maxReadFileBytes,
+      readSandbox: v0Sandbox,
     });
     this.#handlers = new Map([
       ...processMethods(this.#table),
       ...withSandboxGate(
-        fsMethods(new LocalFileSystem({ maxReadFileBytes: opts.maxReadFileBytes })),
-        (value) => checkSandboxParams(value),
+        new Map([
+          ...fsMethods(new LocalFileSystem({ maxReadFileBytes: opts.maxReadFileBytes })),
+          [FsWalk.method, walkHandler({ strict: false, uris: false, readSandbox: v0Sandbox })],
+        ]),
+        v0Sandbox,
       ),
+      ...this.#http.handlers(),
       ...extraMethods,
     ]);
     this.#peer = new RpcPeer({
@@ -180,6 +197,7 @@ export class Session {
       }
     } finally {
       this.#opts.logger.info(`connection ${this.#clientName || "(no handshake)"} ended`);
+      this.#http.abortAll("the connection ended");
       if (this.#resumable) {
         // The Codex dialect's session outlives its connection for a while.
         this.#registry.detach(this.#resumable, this.#opts.sessionGraceMs);
