@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { realpath } from "node:fs/promises";
+import { readlink, realpath } from "node:fs/promises";
 import { posix } from "node:path";
 import type { SandboxPolicy } from "../protocol/sandbox_policy.ts";
 import { accessAt, allows, narrowerRuleBelow } from "../protocol/sandbox_policy.ts";
@@ -50,24 +50,37 @@ export class SandboxDeniedError extends FileSystemError {
   }
 }
 
+/** Symlinks followed by {@linkcode realTarget} before it stops (Linux's own limit). */
+const MAX_SYMLINK_HOPS = 40;
+
 /**
  * `path` with every existing symlink resolved: the real path of its deepest
  * existing ancestor, followed by the rest (normalized; it names nothing that
- * exists, so no link is skipped). With `followFinal` false a final symlink
- * is kept as itself.
+ * exists, so no link is skipped). A dangling symlink is followed to where
+ * it points, since writing through it creates that: a link inside a
+ * writable directory to a missing file outside is outside. With
+ * `followFinal` false a final symlink is kept as itself.
  */
-export async function realTarget(path: string, followFinal = true): Promise<string> {
+export async function realTarget(
+  path: string,
+  followFinal = true,
+  hops = MAX_SYMLINK_HOPS,
+): Promise<string> {
   const normal = posix.normalize(path);
   if (normal === "/") return "/";
   if (followFinal) {
     try {
       return await realpath(normal);
     } catch {
-      // Missing (or unreadable): resolve the parent instead.
+      // Missing, dangling (or unreadable): resolve the parent instead.
     }
   }
-  const parent = await realTarget(posix.dirname(normal), true);
-  return posix.join(parent, posix.basename(normal));
+  const parent = await realTarget(posix.dirname(normal), true, hops);
+  const here = posix.join(parent, posix.basename(normal));
+  if (!followFinal || hops <= 0) return here;
+  const link = await readlink(here).catch(() => undefined);
+  if (link === undefined) return here;
+  return await realTarget(posix.resolve(parent, link), true, hops - 1);
 }
 
 /** The policy with each rule's path resolved as {@linkcode realTarget} does. */

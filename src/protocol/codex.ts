@@ -149,14 +149,17 @@ export interface FsCanonicalizeParams {
   path: string;
 }
 
-/** Params of `fs/watchMissing`. */
+/**
+ * Params of `fs/watchMissing`. A session holds one watch; a request whose
+ * `watchId` is not above every one seen is ignored (`{watching: false}`).
+ */
 export interface FsWatchMissingParams {
-  /** The client's id for this watch; `fs/missingChanged` names it. */
-  watchId: number | string;
-  /** `file://` URIs that do not exist yet. */
+  /** The client's id for this watch, a non-negative integer; `fs/missingChanged` names it. */
+  watchId: number;
+  /** `file://` URIs that do not exist yet (an empty list watches nothing). */
   missing: string[];
-  /** Paths that exist now (the CLI 0.171 sends its `.git`): a change is their removal. */
-  present?: string | string[] | null;
+  /** One path that exists now (the CLI 0.171 sends its `.git`): a change is its removal. */
+  present?: string | null;
 }
 
 /** A dotted path into a TOML document, one key per segment. */

@@ -12,11 +12,13 @@ import { CodexRequests, NOT_FOUND_CODE } from "../protocol/codex.ts";
 import { Requests } from "../protocol/descriptors.ts";
 import process from "node:process";
 import { checkCodexSandbox, resolveCodexSandbox } from "../protocol/codex_sandbox.ts";
-import { ErrorCode, RpcError } from "../protocol/errors.ts";
+import { ErrorCode, invalidParams, RpcError } from "../protocol/errors.ts";
+import { show } from "../protocol/show.ts";
 import type { SandboxPolicy } from "../protocol/sandbox_policy.ts";
-import { paramsObject, requireAbsolutePath } from "../protocol/validate.ts";
+import { absolutePath, paramsObject, requireAbsolutePath } from "../protocol/validate.ts";
 import type { LocalFileSystem } from "../fs/local.ts";
 import { FileSystemError } from "../fs/types.ts";
+import { noFollowStep } from "./codex_no_follow.ts";
 import { fileSystemRpcError, fsMethods } from "./fs_methods.ts";
 import { sandboxGate } from "./fs_sandbox.ts";
 import type { MethodHandler } from "./method_handlers.ts";
@@ -33,13 +35,23 @@ function errnoOf(err: RpcError): string | undefined {
   return (err.data as { errno?: string } | undefined)?.errno;
 }
 
+/** The request's `path` as a filesystem path, as upstream names it in messages. */
+function shownPath(params: unknown): unknown {
+  const path = (params as { path?: unknown }).path;
+  try {
+    return typeof path === "string" ? absolutePath(path, "path") : path;
+  } catch {
+    return path;
+  }
+}
+
 /** v0's error, in this dialect's terms. */
 function codexError(err: unknown, method: string, params: unknown): unknown {
   if (!(err instanceof RpcError)) return err;
   const errno = errnoOf(err);
   if (errno === "ENOENT") return new RpcError(NOT_FOUND_CODE, err.message, err.data);
   if (errno === "EISDIR" && method === Requests.fsReadFile.method) {
-    const path = (params as { path?: unknown }).path;
+    const path = shownPath(params);
     return new RpcError(ErrorCode.InvalidRequest, `path \`${path}\` is not a file`, err.data);
   }
   return err;
@@ -51,16 +63,51 @@ export function readCodexSandbox(value: unknown): SandboxPolicy | null {
   return sandbox ? resolveCodexSandbox(sandbox, process.env.TMPDIR) : null;
 }
 
-/** Wrap a v0 handler with the sandbox gate and this dialect's errors. */
+/**
+ * Wrap a v0 handler with the `followSymlinks: false` checks
+ * (./codex_no_follow.ts), the sandbox gate and this dialect's errors.
+ */
 function wrap(method: string, handler: MethodHandler): MethodHandler {
   const gated = sandboxGate(method, handler, readCodexSandbox);
   return async (params) => {
     try {
-      return await gated(params);
+      return await gated(await noFollowStep(method, params));
     } catch (err) {
-      throw codexError(err, method, params);
+      throw codexError(fsError(err), method, params);
     }
   };
+}
+
+/** Above the largest `watchId` (upstream's is a `u64`; `2 ** 64 - 1` is no double). */
+const WATCH_ID_LIMIT = 2 ** 64;
+
+/**
+ * The params of `fs/watchMissing`, typed as upstream types them: `watchId`
+ * a non-negative integer, `missing` an array of paths (required), `present`
+ * one path or null; anything else is -32602.
+ */
+function watchParams(
+  params: unknown,
+): { watchId: number; missing: string[]; present: string | null } {
+  const p = paramsObject(params, CodexRequests.fsWatchMissing.method);
+  const watchId = p.watchId;
+  if (
+    typeof watchId !== "number" || !Number.isInteger(watchId) || watchId < 0 ||
+    watchId >= WATCH_ID_LIMIT
+  ) {
+    throw invalidParams(`watchId must be a non-negative integer, got ${show(watchId)}`);
+  }
+  if (!Array.isArray(p.missing)) {
+    throw invalidParams(`missing must be an array of paths, got ${show(p.missing)}`);
+  }
+  const missing = p.missing.map((m, i) => {
+    const field = `missing[${i}]`;
+    return requireAbsolutePath({ [field]: m }, field);
+  });
+  const present = p.present === undefined || p.present === null
+    ? null
+    : requireAbsolutePath(p, "present");
+  return { watchId, missing, present };
 }
 
 /** The `fs/*` handlers of a Codex-dialect session. */
@@ -95,25 +142,9 @@ export function codexFsMethods(
   );
   handlers.set(
     CodexRequests.fsWatchMissing.method,
-    wrap(CodexRequests.fsWatchMissing.method, (params) => {
-      const p = paramsObject(params, "fs/watchMissing");
-      const watchId = p.watchId;
-      if (typeof watchId !== "string" && typeof watchId !== "number") {
-        throw new RpcError(ErrorCode.InvalidParams, "watchId must be a string or a number");
-      }
-      const list = (value: unknown, name: string): string[] => {
-        if (value === undefined || value === null) return [];
-        const items = typeof value === "string" ? [value] : value;
-        if (!Array.isArray(items)) {
-          throw new RpcError(
-            ErrorCode.InvalidParams,
-            `${name} must be a path or an array of paths`,
-          );
-        }
-        return items.map((m, i) => requireAbsolutePath({ [`${name}[${i}]`]: m }, `${name}[${i}]`));
-      };
-      watches.watch(watchId, list(p.missing, "missing"), list(p.present, "present"));
-      return { watching: true };
+    wrap(CodexRequests.fsWatchMissing.method, async (params) => {
+      const { watchId, missing, present } = watchParams(params);
+      return { watching: await watches.watch(watchId, missing, present) };
     }),
   );
   handlers.set(
