@@ -91,8 +91,9 @@ export async function syncDirectory(dir: string): Promise<void> {
  * Follow symlinks in the last component of `path`, so that writing through
  * a link replaces the file it points to rather than the link itself. A
  * dangling link yields the path it points to (the file gets created there).
+ * `fs/open` in `replace` mode resolves its target the same way.
  */
-async function resolveFinalSymlinks(path: string): Promise<string> {
+export async function resolveFinalSymlinks(path: string): Promise<string> {
   let current = path;
   for (let hop = 0; hop <= MAX_SYMLINK_HOPS; hop++) {
     let st: Stats;

@@ -1,7 +1,7 @@
 /**
  * `fs/walk`: a bounded, breadth-first listing of a directory tree in one
  * request. The Codex CLI 0.171 finds a project's skills with it; **[ext]**
- * v0 clients get it too (`capabilities.fs.walk`). The two dialects share
+ * v0 clients get it too (`capabilities.walk`). The two dialects share
  * the semantics (../fs/walk.ts) and differ in form: the Codex dialect wants
  * every option and answers `file://` URIs; v0 takes defaults and answers
  * paths as it was asked.

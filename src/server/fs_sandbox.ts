@@ -9,6 +9,7 @@
 import { CodexRequests } from "../protocol/codex.ts";
 import { Requests } from "../protocol/descriptors.ts";
 import { FsWalk } from "../protocol/walk.ts";
+import { FileHandleRequests } from "../protocol/file_handles.ts";
 import type { SandboxPolicy } from "../protocol/sandbox_policy.ts";
 import { paramsObject } from "../protocol/validate.ts";
 import { absolutePath } from "../protocol/validate.ts";
@@ -46,6 +47,10 @@ const NEEDS: Record<string, NeedsOf> = {
   // The directory itself; what is below it is checked as the walk reads it.
   [FsWalk.method]: (p) => [read(at(p, "path"))],
   [CodexRequests.fsCanonicalize.method]: (p) => [read(at(p, "path"))],
+  // Checked once, at the open: a handle reads or replaces that one file.
+  [FileHandleRequests.fsOpen.method]: (
+    p,
+  ) => [p.mode === "replace" ? write(at(p, "path")) : read(at(p, "path"))],
   [Requests.fsWriteFile.method]: (p) => [write(at(p, "path"))],
   [Requests.fsCreateDirectory.method]: (p) => [write(at(p, "path"))],
   // A removal acts on a final symlink itself, and recursively on all below.

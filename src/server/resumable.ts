@@ -8,12 +8,15 @@
  * @module
  */
 import { LocalFileSystem } from "../fs/local.ts";
-import { CodexNotificationNames } from "../protocol/codex.ts";
+import { CodexNotificationNames, NOT_FOUND_CODE } from "../protocol/codex.ts";
 import { invalidRequest } from "../protocol/errors.ts";
 import type { FrameConnection } from "../rpc/connection.ts";
 import { codexEnvironmentMethods } from "./codex_environment_methods.ts";
 import { codexFsMethods, readCodexSandbox } from "./codex_fs_methods.ts";
 import { HttpRequests } from "./http_methods.ts";
+import { FileHandles } from "../fs/file_handles.ts";
+import { MAX_OPEN_HANDLES } from "../protocol/file_handles.ts";
+import { BLOCK_BYTES_IN_FLIGHT, fileHandleMethods } from "./file_handle_methods.ts";
 import { codexProcessMethods } from "./codex_process_methods.ts";
 import { CODEX_DIALECT } from "./dialect.ts";
 import type { MethodHandler } from "./method_handlers.ts";
@@ -68,6 +71,10 @@ export class ResumableSession {
   #sink = new SwitchableSink();
   #watches: MissingWatches;
   #http: HttpRequests;
+  #handles = new FileHandles({
+    maxOpen: MAX_OPEN_HANDLES,
+    maxBytesInFlight: BLOCK_BYTES_IN_FLIGHT,
+  });
   #attached = false;
   #graceTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -90,6 +97,10 @@ export class ResumableSession {
       ...codexFsMethods(fs, this.#watches),
       ...codexEnvironmentMethods(),
       ...this.#http.handlers(),
+      ...fileHandleMethods(this.#handles, {
+        readSandbox: readCodexSandbox,
+        notFoundCode: NOT_FOUND_CODE,
+      }),
     ]);
   }
 
@@ -121,6 +132,8 @@ export class ResumableSession {
     this.#graceTimer = undefined;
     this.#watches.close();
     this.#http.abortAll("the session ended");
+    // An abandoned replace handle leaves its target as it was.
+    await this.#handles.discardAll();
     await this.table.closeAll();
   }
 }

@@ -23,6 +23,13 @@ import { ProcessTable } from "./process_table.ts";
 import { environmentInfo } from "./environment_info.ts";
 import { walkHandler } from "./walk_methods.ts";
 import { HttpRequests } from "./http_methods.ts";
+import { FileHandles } from "../fs/file_handles.ts";
+import { MAX_OPEN_HANDLES } from "../protocol/file_handles.ts";
+import {
+  BLOCK_BYTES_IN_FLIGHT,
+  fileHandleCapability,
+  fileHandleMethods,
+} from "./file_handle_methods.ts";
 import { FsWalk } from "../protocol/walk.ts";
 import { type ResumableSession, SessionRegistry } from "./resumable.ts";
 
@@ -70,7 +77,7 @@ export function capabilities(
     flowControl: true,
     errno: true,
     fileUris: true,
-    fs: { rangedRead: true, append: true, writeOffset: true, rename: true, walk: true },
+    fs: { rangedRead: true, append: true, writeOffset: true, rename: true },
     limits: {
       maxProcesses: opts.maxProcesses,
       maxExitedProcesses: opts.maxExitedProcesses,
@@ -82,6 +89,8 @@ export function capabilities(
     },
     ...(binaryFrames ? { binaryFrames: true } : {}),
     http: { request: true, stream: true, headerEnvVars: true },
+    walk: true,
+    fileHandles: fileHandleCapability(MAX_OPEN_HANDLES),
   };
 }
 
@@ -103,6 +112,11 @@ export class Session {
   #peer: RpcPeer;
   #table: ProcessTable;
   #http: HttpRequests;
+  /** v0's handles live as long as the connection. */
+  #handles = new FileHandles({
+    maxOpen: MAX_OPEN_HANDLES,
+    maxBytesInFlight: BLOCK_BYTES_IN_FLIGHT,
+  });
   #handlers: Map<string, MethodHandler>;
   #state: HandshakeState = "new";
   /** Set while the `initialize` answer is being made; requests behind it wait for it. */
@@ -152,6 +166,7 @@ export class Session {
         v0Sandbox,
       ),
       ...this.#http.handlers(),
+      ...fileHandleMethods(this.#handles, { readSandbox: v0Sandbox }),
       ...extraMethods,
     ]);
     this.#peer = new RpcPeer({
@@ -198,6 +213,7 @@ export class Session {
     } finally {
       this.#opts.logger.info(`connection ${this.#clientName || "(no handshake)"} ended`);
       this.#http.abortAll("the connection ended");
+      void this.#handles.discardAll();
       if (this.#resumable) {
         // The Codex dialect's session outlives its connection for a while.
         this.#registry.detach(this.#resumable, this.#opts.sessionGraceMs);

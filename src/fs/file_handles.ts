@@ -1,0 +1,285 @@
+/**
+ * A session's open file handles (`fs/open` and its blocks): bounded in
+ * number and in the bytes its block reads and writes hold at once. A
+ * `read` handle is a file descriptor of a regular file; a `replace` handle
+ * writes a temporary file beside the target (`.NAME.RANDOM.partial`) that
+ * replaces it, atomically and with the old file's mode, when the handle is
+ * committed. Discarding a handle (the session ended, or a failed commit)
+ * removes the temporary file, so an abandoned handle leaves no trace.
+ *
+ * @module
+ */
+import { constants, type Stats } from "node:fs";
+import * as fsp from "node:fs/promises";
+import { dirname } from "node:path";
+import { writeAll } from "../runtime/file_write.ts";
+import { ByteBudget } from "../util/byte_budget.ts";
+import { resolveFinalSymlinks, syncDirectory } from "./atomic_write.ts";
+import { orOsError, osError, refused } from "./errno.ts";
+import { kindOf, statOrUndefined } from "./stat.ts";
+import { partialName } from "./stream_target.ts";
+
+/** What a handle is for. */
+export type HandleMode = "read" | "replace";
+
+/** Why the table refused a request (the server turns each into its dialect's error). */
+export type HandleProblem =
+  | "unknown"
+  | "exists"
+  | "tooMany"
+  | "notReadable"
+  | "notWritable"
+  | "complete";
+
+/** A request the handle table refused, naming the handle. */
+export class FileHandleError extends Error {
+  /** Why. */
+  readonly problem: HandleProblem;
+  /** The handle id. */
+  readonly handleId: string;
+
+  /** @param message says what and names the handle */
+  constructor(problem: HandleProblem, handleId: string, message: string) {
+    super(message);
+    this.name = "FileHandleError";
+    this.problem = problem;
+    this.handleId = handleId;
+  }
+}
+
+/** Bounds of a {@linkcode FileHandles} table. */
+export interface FileHandleLimits {
+  /** The most handles open at once. */
+  maxOpen: number;
+  /** The most block bytes being read or written at once; more requests wait. */
+  maxBytesInFlight: number;
+}
+
+interface Replacement {
+  target: string;
+  temp: string;
+  existing: Stats | undefined;
+}
+
+interface OpenHandle {
+  mode: HandleMode;
+  file: fsp.FileHandle;
+  /** Set for `replace` handles until they are committed or discarded. */
+  replacement?: Replacement;
+  /** The last operation on this handle: operations on one handle run in order. */
+  tail: Promise<unknown>;
+}
+
+/** A handle being opened: its id is taken, so a second open of it is refused. */
+const OPENING = Symbol("opening");
+
+/**
+ * The handle table of one session.
+ *
+ * @example
+ * ```ts
+ * import { FileHandles } from "./file_handles.ts";
+ * const handles = new FileHandles({ maxOpen: 8, maxBytesInFlight: 1 << 22 });
+ * await handles.open("h", "/etc/hostname", "read");
+ * const { bytes, eof } = await handles.readBlock("h", 0, 4096);
+ * await handles.close("h");
+ * ```
+ */
+export class FileHandles {
+  readonly #limits: FileHandleLimits;
+  readonly #budget: ByteBudget;
+  readonly #handles = new Map<string, OpenHandle | typeof OPENING>();
+
+  /** @param limits how many handles, and how many bytes in flight */
+  constructor(limits: FileHandleLimits) {
+    this.#limits = limits;
+    this.#budget = new ByteBudget(limits.maxBytesInFlight);
+  }
+
+  /** The handles open (or being opened) now. */
+  get size(): number {
+    return this.#handles.size;
+  }
+
+  /**
+   * Open `path` (absolute) as handle `id`: `read` wants an existing regular
+   * file; `replace` follows a final symlink to the file it names and
+   * refuses a directory (`EISDIR`) or other non-regular file (`EINVAL`).
+   *
+   * @throws {FileHandleError} for a taken id or a full table
+   * @throws {FileSystemError} when the file cannot be opened
+   */
+  async open(id: string, path: string, mode: HandleMode): Promise<void> {
+    if (this.#handles.has(id)) {
+      throw new FileHandleError("exists", id, `file handle \`${id}\` already exists`);
+    }
+    if (this.#handles.size >= this.#limits.maxOpen) {
+      throw new FileHandleError(
+        "tooMany",
+        id,
+        `at most ${this.#limits.maxOpen} file handles may be open per session`,
+      );
+    }
+    this.#handles.set(id, OPENING);
+    try {
+      const handle = mode === "read" ? await openForRead(path) : await openForReplace(path);
+      this.#handles.set(id, handle);
+    } catch (err) {
+      this.#handles.delete(id);
+      throw err;
+    }
+  }
+
+  /** Up to `len` bytes from `offset`; `eof` when fewer were left. */
+  async readBlock(
+    id: string,
+    offset: number,
+    len: number,
+  ): Promise<{ bytes: Uint8Array; eof: boolean }> {
+    const handle = this.#get(id);
+    if (handle.mode !== "read") {
+      throw new FileHandleError("notReadable", id, `file handle \`${id}\` is open for replace`);
+    }
+    return await this.#queue(handle, len, async () => {
+      const bytes = new Uint8Array(len);
+      let done = 0;
+      while (done < len) {
+        const { bytesRead } = await handle.file.read(bytes, done, len - done, offset + done);
+        if (bytesRead === 0) break;
+        done += bytesRead;
+      }
+      return { bytes: bytes.subarray(0, done), eof: done < len };
+    });
+  }
+
+  /**
+   * Write `bytes` at `offset` of a `replace` handle's file; with `eof` the
+   * file then replaces the target, and later blocks are refused.
+   */
+  async writeBlock(id: string, offset: number, bytes: Uint8Array, eof = false): Promise<void> {
+    const handle = this.#get(id);
+    if (handle.mode !== "replace") {
+      throw new FileHandleError("notWritable", id, `file handle \`${id}\` is open for read`);
+    }
+    return await this.#queue(handle, bytes.byteLength, async () => {
+      const replacement = handle.replacement;
+      if (!replacement) {
+        throw new FileHandleError(
+          "complete",
+          id,
+          `file handle \`${id}\` was already completed by a block with eof`,
+        );
+      }
+      await orOsError("writeBlock", replacement.target, () => writeAll(handle.file, bytes, offset));
+      if (eof) await this.#commit(handle, replacement);
+    });
+  }
+
+  /**
+   * Close handle `id` (an unknown one is fine): a `replace` handle's file
+   * replaces its target now, unless a block with `eof` already did.
+   */
+  async close(id: string): Promise<void> {
+    const handle = this.#handles.get(id);
+    if (handle === undefined || handle === OPENING) return;
+    this.#handles.delete(id);
+    await handle.tail.catch(() => {});
+    if (handle.replacement) return await this.#commit(handle, handle.replacement);
+    await handle.file.close().catch(() => {});
+  }
+
+  /** Close every handle without committing any: the session is over. */
+  async discardAll(): Promise<void> {
+    const open = [...this.#handles.values()].filter((h): h is OpenHandle => h !== OPENING);
+    this.#handles.clear();
+    await Promise.all(open.map(async (handle) => {
+      await handle.tail.catch(() => {});
+      await handle.file.close().catch(() => {});
+      if (handle.replacement) await fsp.unlink(handle.replacement.temp).catch(() => {});
+      handle.replacement = undefined;
+    }));
+  }
+
+  #get(id: string): OpenHandle {
+    const handle = this.#handles.get(id);
+    if (handle === undefined || handle === OPENING) {
+      throw new FileHandleError("unknown", id, `unknown file handle \`${id}\``);
+    }
+    return handle;
+  }
+
+  /** Run `work` after the handle's earlier operations, with `bytes` of the budget. */
+  #queue<T>(handle: OpenHandle, bytes: number, work: () => Promise<T>): Promise<T> {
+    const run = handle.tail.catch(() => {}).then(async () => {
+      const release = await this.#budget.take(bytes);
+      try {
+        return await work();
+      } finally {
+        release();
+      }
+    });
+    handle.tail = run;
+    return run;
+  }
+
+  /** The temporary file takes the target's place; on failure it is removed. */
+  async #commit(handle: OpenHandle, r: Replacement): Promise<void> {
+    handle.replacement = undefined;
+    try {
+      if (r.existing) {
+        // Owner first: chown clears set-id bits that chmod then restores.
+        await handle.file.chown(r.existing.uid, r.existing.gid).catch(() => {});
+        await handle.file.chmod(r.existing.mode & 0o7777);
+      }
+      await handle.file.sync();
+      await handle.file.close();
+      await fsp.rename(r.temp, r.target);
+    } catch (err) {
+      await handle.file.close().catch(() => {});
+      await fsp.unlink(r.temp).catch(() => {});
+      throw osError("writeBlock", r.target, err);
+    }
+    await syncDirectory(dirname(r.target));
+  }
+}
+
+/** A regular file, opened without blocking on a fifo and checked by its descriptor. */
+async function openForRead(path: string): Promise<OpenHandle> {
+  const file = await orOsError(
+    "open",
+    path,
+    () => fsp.open(path, constants.O_RDONLY | constants.O_NONBLOCK),
+  );
+  const st = await file.stat().catch((err) => {
+    void file.close();
+    throw osError("open", path, err);
+  });
+  if (!st.isFile()) {
+    await file.close().catch(() => {});
+    throw st.isDirectory()
+      ? osError("open", path, { code: "EISDIR" })
+      : refused("open", path, "EINVAL", `${kindOf(st)} is not a regular file`);
+  }
+  return { mode: "read", file, tail: Promise.resolve() };
+}
+
+/** A new temporary file beside the file `path` names, to replace it later. */
+async function openForReplace(path: string): Promise<OpenHandle> {
+  if (path.endsWith("/")) throw osError("open", path, { code: "EISDIR" });
+  const target = await orOsError("open", path, () => resolveFinalSymlinks(path));
+  const existing = await orOsError("open", path, () => statOrUndefined(target));
+  if (existing?.isDirectory()) throw osError("open", path, { code: "EISDIR" });
+  if (existing && !existing.isFile()) {
+    throw refused("open", path, "EINVAL", `${kindOf(existing)} cannot be replaced by a file`);
+  }
+  const temp = partialName(target);
+  // Private until committed when it replaces a file, as writeFile does.
+  const flags = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL;
+  const file = await orOsError("open", path, () => fsp.open(temp, flags, existing ? 0o600 : 0o666));
+  return {
+    mode: "replace",
+    file,
+    replacement: { target, temp, existing },
+    tail: Promise.resolve(),
+  };
+}
