@@ -10,7 +10,6 @@ import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { b64, type Msg, TestServer, unb64 } from "./harness.ts";
-import { VERSION } from "../src/version.ts";
 
 /** A server whose first message is the Codex CLI's `initialize`. */
 async function codexServer(env: Record<string, string> = {}): Promise<[TestServer, Msg]> {
@@ -53,10 +52,20 @@ Deno.test("codex dialect: the handshake answers sessionId and environmentInfo", 
   assert.equal(r.protocolVersion, undefined, "no v0 fields in this dialect");
   const info = r.environmentInfo;
   assert.ok(info.shell.path.startsWith("/") && info.shell.name.length > 0);
-  assert.equal(info.executorVersion, `exec-server ${VERSION}`);
+  // The upstream protocol level spoken, which the CLI compares with feature versions.
+  assert.equal(info.executorVersion, "0.171.0");
   for (const key of ["cwd", "userHomeDir", "tempDir"]) assert.match(info[key], /^file:\/\/\//);
   assert.equal(info.platformOs, "linux");
-  assert.deepEqual(info.capabilities, { fsWatchMissing: true });
+  // Upstream 0.171's flags that are implemented; the rest are left out (§9.8).
+  assert.deepEqual(info.capabilities, {
+    fsWatchMissing: true,
+    environmentConfigRead: true,
+    httpHeaderEnvVars: true,
+    capabilityDiscoveryV2: true,
+    capabilityDiscoverySandbox: true,
+    sandboxedFileStreaming: true,
+    fileWriteStreaming: true,
+  });
   assert.deepEqual((await s.call("environment/info", {})).shell, info.shell);
 });
 
