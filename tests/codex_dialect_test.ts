@@ -248,3 +248,21 @@ Deno.test("codex dialect: fs/watchMissing tells when a missing file appears", as
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+Deno.test("codex dialect: a managed network proxy asked for is refused, never dropped", async () => {
+  const [s] = await codexServer();
+  await using _ = s;
+  const enforced = await start(s, "p1", "touch /tmp/never-enforced", {
+    enforceManagedNetwork: true,
+  });
+  assert.equal(enforced.error?.code, -32600);
+  assert.match(enforced.error.message, /enforceManagedNetwork is not supported/);
+  const proxied = await start(s, "p2", "true", {
+    networkProxy: { config: { proxy: {} }, executionId: "e1" },
+  });
+  assert.equal(proxied.error?.code, -32600);
+  assert.match(proxied.error.message, /networkProxy is not supported/);
+  // null is "no proxy", as the CLI sends it to executors without the flag.
+  const plain = await start(s, "p3", "true", { networkProxy: null });
+  assert.deepEqual(plain.result, { processId: "p3", sandboxType: "none" });
+});

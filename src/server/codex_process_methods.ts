@@ -53,6 +53,13 @@ function codexStart(params: unknown): CheckedStart {
       "enforceManagedNetwork is not supported: this server has no managed network proxy",
     );
   }
+  // The CLI sends it only to an executor announcing networkProxyLaunch; a
+  // proxy that was asked for is refused rather than silently not started.
+  if (p.networkProxy !== undefined && p.networkProxy !== null) {
+    throw invalidRequest(
+      "networkProxy is not supported: this server cannot launch a managed network proxy",
+    );
+  }
   const policy = checkEnvPolicy(p.envPolicy);
   const start = checkStartParams({ ...p, sandbox: undefined });
   start.env = policy
