@@ -261,6 +261,30 @@ function environmentContract(name: string, factory: Factory): void {
         assert.deepEqual(names, ["big", "moved"], "no aborted file, no temp file");
       });
 
+      await t.step("fs.walk: breadth first, bounded, symlinked directories once", async () => {
+        const fs = env.fs;
+        await fs.createDirectory(`${dir}/w/a/deep`);
+        await fs.createDirectory(`${dir}/w/.hidden`);
+        await fs.writeFile(`${dir}/w/b.txt`, text("b"));
+        await fs.writeFile(`${dir}/w/a/deep/c.txt`, text("c"));
+        symlinkSync(`${dir}/w/a`, `${dir}/w/link`);
+        const rel = (r: { entries: { path: string; kind: string }[] }) =>
+          r.entries.map((e) => `${e.kind[0]}:${e.path.slice(dir.length + 3)}`);
+        const all = await fs.walk(`${dir}/w`, { followDirectorySymlinks: true });
+        // The link is listed, but the directory it leads to is read once.
+        assert.deepEqual(rel(all), [
+          "d:.hidden",
+          "d:a",
+          "f:b.txt",
+          "d:link",
+          "d:a/deep",
+          "f:a/deep/c.txt",
+        ]);
+        assert.equal(all.truncated, false);
+        const bounded = await fs.walk(`${dir}/w`, { maxEntries: 2, pruneHiddenDirectories: true });
+        assert.deepEqual([rel(bounded), bounded.truncated], [["d:.hidden", "d:a"], true]);
+      });
+
       await t.step("fs: errors carry the same class, kind and errno", async () => {
         for (const c of fsErrorCases(dir)) {
           const err = await c.run(env).then(

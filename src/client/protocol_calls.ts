@@ -18,6 +18,8 @@ import type {
 } from "../fs/types.ts";
 import { ServerError } from "./errors.ts";
 import type { DecodedReadResult, ProcessReadOptions } from "./options.ts";
+import { FileHandleRequests, type FsOpenMode } from "../protocol/file_handles.ts";
+import { HttpRequest, type HttpRequestParams } from "../protocol/http_request.ts";
 
 const encoder = new TextEncoder();
 
@@ -227,5 +229,57 @@ export abstract class ProtocolCalls {
     options: CopyOptions = {},
   ): Promise<void> {
     await this.call(Requests.fsCopy, { sourcePath, destinationPath, ...options });
+  }
+
+  // -- [ext] file handles and http/request ------------------------------------
+
+  /** `fs/open`: a handle for block reads (`read`) or a replacement (`replace`). */
+  async fsOpen(handleId: string, path: string, mode: FsOpenMode = "read"): Promise<void> {
+    await this.call(FileHandleRequests.fsOpen, { handleId, path, mode });
+  }
+
+  /** `fs/readBlock`: at most `len` bytes (1 MiB) from `offset`; `eof` when fewer were left. */
+  async fsReadBlock(
+    handleId: string,
+    offset: number,
+    len: number,
+  ): Promise<{ data: Uint8Array; eof: boolean }> {
+    const r = await this.call(FileHandleRequests.fsReadBlock, { handleId, offset, len });
+    return { data: decodeBase64(r.chunk), eof: r.eof };
+  }
+
+  /**
+   * `fs/writeBlock`: at most 1 MiB at `offset` of a `replace` handle; `eof`
+   * makes it the last, and the file replaces its target now.
+   */
+  async fsWriteBlock(
+    handleId: string,
+    offset: number,
+    data: Uint8Array,
+    options: { eof?: boolean } = {},
+  ): Promise<void> {
+    const chunk = encodeBase64(data);
+    await this.call(FileHandleRequests.fsWriteBlock, { handleId, offset, chunk, ...options });
+  }
+
+  /** `fs/close`: a `replace` handle's file replaces its target. */
+  async fsClose(handleId: string): Promise<void> {
+    await this.call(FileHandleRequests.fsClose, { handleId });
+  }
+
+  /**
+   * `http/request`, buffered: made from the server's host and network, the
+   * whole body in the answer (at most the server's read limit).
+   */
+  async httpRequest(
+    params: Omit<HttpRequestParams, "streamResponse" | "bodyBase64"> & { body?: Uint8Array },
+  ): Promise<{ status: number; headers: { name: string; value: string }[]; body: Uint8Array }> {
+    const { body, ...rest } = params;
+    const r = await this.call(HttpRequest, {
+      ...rest,
+      ...(body ? { bodyBase64: encodeBase64(body) } : {}),
+      streamResponse: false,
+    });
+    return { status: r.status, headers: r.headers, body: decodeBase64(r.bodyBase64) };
   }
 }

@@ -33,3 +33,30 @@ export {
   type WalkOptions,
   type WalkResult,
 } from "./walk.ts";
+export {
+  checkBlockLength,
+  checkHandleId,
+  checkOffset,
+  checkOpenMode,
+  FileHandleRequests,
+  type FsCloseParams,
+  type FsOpenMode,
+  type FsOpenParams,
+  type FsReadBlockParams,
+  type FsReadBlockResult,
+  type FsWriteBlockParams,
+  MAX_BLOCK_BYTES,
+  MAX_HANDLE_ID_BYTES,
+  MAX_OPEN_HANDLES,
+} from "./file_handles.ts";
+export {
+  checkHttpRequest,
+  type CheckedHttpRequest,
+  HttpBodyDelta,
+  type HttpBodyDeltaParams,
+  type HttpHeader,
+  HttpRequest,
+  type HttpRequestParams,
+  type HttpRequestResult,
+  MAX_REDIRECTS,
+} from "./http_request.ts";
