@@ -35,6 +35,8 @@ export function codexBinary(): string | undefined {
 export type Step =
   | {
     call: string;
+    /** The tool's namespace (an MCP server's tools: `mcp__NAME`), when it has one. */
+    namespace?: string;
     /** The arguments, or a function of the tool outputs received so far (by call id). */
     args: Record<string, unknown> | ((outputs: Map<string, string>) => Record<string, unknown>);
   }
@@ -99,6 +101,7 @@ export class MockModel {
       ? {
         type: "function_call",
         name: step.call,
+        ...(step.namespace ? { namespace: step.namespace } : {}),
         arguments: JSON.stringify(
           typeof step.args === "function" ? step.args(this.toolOutputs()) : step.args,
         ),
@@ -125,8 +128,15 @@ export type EnvironmentEntry =
   | { url: string; token?: string }
   | { program: string; args: string[] };
 
-/** A CODEX_HOME with the mock model and one remote environment, include_local = false. */
-export async function codexHome(model: MockModel, env: EnvironmentEntry): Promise<string> {
+/**
+ * A CODEX_HOME with the mock model and one remote environment, include_local = false;
+ * `extraConfig` lines are appended to its config.toml.
+ */
+export async function codexHome(
+  model: MockModel,
+  env: EnvironmentEntry,
+  extraConfig: string[] = [],
+): Promise<string> {
   const home = await mkdtemp(join(tmpdir(), "codex-home-"));
   await writeFile(
     join(home, "config.toml"),
@@ -137,6 +147,7 @@ export async function codexHome(model: MockModel, env: EnvironmentEntry): Promis
       `name = "mock"`,
       `base_url = "${model.url}"`,
       `wire_api = "responses"`,
+      ...extraConfig,
     ].join("\n") + "\n",
   );
   const entry = "url" in env
