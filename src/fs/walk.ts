@@ -55,7 +55,7 @@ export function walkPlan(op: string, path: string, options: WalkOptions = {}): W
     }
   }
   if (plan.maxDirectories === 0 || plan.maxEntries === 0) {
-    throw refused(op, path, "EINVAL", "walk limits must be greater than zero");
+    throw refused(op, path, "EINVAL", "filesystem walk limits must be greater than zero");
   }
   if (
     plan.maxDepth > WALK_MAXIMUMS.depth || plan.maxDirectories > WALK_MAXIMUMS.directories ||
@@ -66,7 +66,7 @@ export function walkPlan(op: string, path: string, options: WalkOptions = {}): W
       op,
       path,
       "EINVAL",
-      `walk limits exceed maximums: depth=${depth}, directories=${directories}, entries=${entries}`,
+      `filesystem walk limits exceed maximums: depth=${depth}, directories=${directories}, entries=${entries}`,
     );
   }
   return plan;

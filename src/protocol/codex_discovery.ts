@@ -110,7 +110,10 @@ export interface DiscoveredRoot {
   plugin: PluginFiles | null;
   /** Every `SKILL.md` below it, hidden directories included, by path. */
   skills: RootSkill[];
-  /** The plugin manifests that name the skills below them. */
+  /**
+   * The plugin manifests that name the skills below them: the root's own
+   * first, then every one the walk below the root finds, by path.
+   */
   namespaceManifests: FileContents[];
   /** Problems that did not stop the discovery. */
   warnings: string[];

@@ -50,8 +50,8 @@ export {
   MAX_OPEN_HANDLES,
 } from "./file_handles.ts";
 export {
-  checkHttpRequest,
   type CheckedHttpRequest,
+  checkHttpRequest,
   HttpBodyDelta,
   type HttpBodyDeltaParams,
   type HttpHeader,

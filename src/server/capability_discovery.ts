@@ -76,13 +76,24 @@ export async function pluginFiles(
   return undefined;
 }
 
-/** Every `SKILL.md` below `root`, sorted by path. */
-async function skillFiles(root: string, gate: ReadGate | undefined): Promise<string[]> {
+/** Every file the skill walk finds below `root`, in walk order. */
+async function walkedFiles(root: string, gate: ReadGate | undefined): Promise<string[]> {
   const plan = walkPlan("walk", root, { ...SKILL_WALK, followDirectorySymlinks: true });
   const { entries } = await walkTree(root, plan, gate);
-  return entries.filter((e) => e.kind === "file" && basename(e.path) === "SKILL.md")
-    .map((e) => e.path).sort(byBytes);
+  return entries.filter((e) => e.kind === "file").map((e) => e.path);
 }
+
+/** The `SKILL.md` files of `files`, sorted by path. */
+const skillsOf = (files: string[]): string[] =>
+  files.filter((f) => basename(f) === "SKILL.md").sort(byBytes);
+
+/** Every `SKILL.md` below `root`, sorted by path. */
+async function skillFiles(root: string, gate: ReadGate | undefined): Promise<string[]> {
+  return skillsOf(await walkedFiles(root, gate));
+}
+
+/** Runs of white space as one space, none at the ends (as upstream reads these fields). */
+const collapsed = (text: string): string => text.split(/\s+/).filter((w) => w !== "").join(" ");
 
 /** A skill file read and its front matter parsed, or undefined when it is not a usable skill. */
 async function parsedSkill(
@@ -92,13 +103,13 @@ async function parsedSkill(
 ): Promise<DiscoveredSkill | undefined> {
   const read = await text(file, gate);
   const front = read && parseFrontMatter(read.contents);
-  const description = front?.description;
-  if (!front || typeof description !== "string" || description.trim() === "") return undefined;
-  const named = typeof front.name === "string" && front.name !== ""
-    ? front.name
-    : basename(dirname(file));
+  const description = typeof front?.description === "string" ? collapsed(front.description) : "";
+  if (!front || description === "") return undefined;
+  const name = typeof front.name === "string" ? collapsed(front.name) : "";
+  const named = name !== "" ? name : basename(dirname(file));
   const meta = front.metadata;
-  const short = typeof meta === "object" ? meta["short-description"] : undefined;
+  const shortText = typeof meta === "object" ? meta["short-description"] : undefined;
+  const short = shortText === undefined ? undefined : collapsed(shortText);
   return {
     name: prefix === undefined ? named : `${prefix}:${named}`,
     description,
@@ -223,19 +234,20 @@ export async function discoverV2(
   return { plugins, skills, warnings };
 }
 
-/** The manifests of the plugins that hold `file`, from its directory up to `root`. */
-async function namespaceManifestsOf(
-  file: string,
-  root: string,
-  gate: ReadGate | undefined,
-): Promise<FileContents[]> {
-  const found: FileContents[] = [];
-  for (let dir = dirname(file); dir.startsWith(root); dir = dirname(dir)) {
-    const files = await pluginFiles(dir, gate);
-    if (files) found.push(files.manifest);
-    if (dir === root || dir === "/") break;
+/**
+ * The plugin directories whose manifest is among `files`, sorted by the
+ * manifest's path.
+ */
+function pluginDirsOf(files: string[]): string[] {
+  const dirs = new Map<string, string>();
+  for (const file of files) {
+    for (const manifest of PLUGIN_MANIFESTS) {
+      if (!file.endsWith(`/${manifest}`)) continue;
+      const dir = file.slice(0, -manifest.length - 1);
+      if (!dirs.has(dir)) dirs.set(dir, file);
+    }
   }
-  return found;
+  return [...dirs].sort(([, a], [, b]) => byBytes(a, b)).map(([dir]) => dir);
 }
 
 /**
@@ -269,20 +281,18 @@ export async function discoverRoot(
     return { ...answer, error: `failed to inspect capability root ${asked}: ${reason}` };
   }
   answer.plugin = (await pluginFiles(root, gate)) ?? null;
-  const seen = new Set<string>();
-  // A plugin's own manifest names its skills, whether it has any or not.
-  if (answer.plugin) {
-    seen.add(answer.plugin.manifest.path);
-    answer.namespaceManifests.push(answer.plugin.manifest);
-  }
-  for (const file of await skillFiles(root, gate).catch(() => [])) {
+  // The root's own manifest first, then every plugin's the walk finds, as upstream.
+  if (answer.plugin) answer.namespaceManifests.push(answer.plugin.manifest);
+  const files = await walkedFiles(root, gate).catch(() => []);
+  for (const file of skillsOf(files)) {
     const instructions = await text(file, gate);
     if (!instructions) continue;
     const metadata = (await text(join(dirname(file), "agents", "openai.yaml"), gate)) ?? null;
     answer.skills.push({ instructions, metadata } satisfies RootSkill);
-    for (const manifest of await namespaceManifestsOf(file, root, gate)) {
-      if (seen.has(manifest.path)) continue;
-      seen.add(manifest.path);
+  }
+  for (const dir of pluginDirsOf(files)) {
+    const manifest = (await pluginFiles(dir, gate))?.manifest;
+    if (manifest && manifest.path !== answer.plugin?.manifest.path) {
       answer.namespaceManifests.push(manifest);
     }
   }

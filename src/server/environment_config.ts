@@ -13,9 +13,9 @@
  *
  * @module
  */
-import { readFile } from "node:fs/promises";
+import { readFile, realpath, stat } from "node:fs/promises";
 import os from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse, stringify, TomlError } from "smol-toml";
 import { errnoOf } from "../runtime/errno.ts";
@@ -29,14 +29,18 @@ export interface ConfigPlaces {
   systemDir: string;
   /** `$CODEX_HOME`, or `~/.codex`. */
   codexHome: string;
+  /**
+   * `codexHome` came from `$CODEX_HOME`: it must then be a directory, and
+   * is answered by its real path (as upstream does; `~/.codex` need not exist).
+   */
+  codexHomeFromEnv?: boolean;
 }
 
 /** This host's places, from the environment as upstream reads it. */
 export function hostConfigPlaces(env: Record<string, string | undefined>): ConfigPlaces {
-  const home = env.CODEX_HOME && env.CODEX_HOME !== ""
-    ? env.CODEX_HOME
-    : join(os.homedir(), ".codex");
-  return { systemDir: "/etc/codex", codexHome: home };
+  const fromEnv = env.CODEX_HOME !== undefined && env.CODEX_HOME !== "";
+  const home = fromEnv ? env.CODEX_HOME! : join(os.homedir(), ".codex");
+  return { systemDir: "/etc/codex", codexHome: home, codexHomeFromEnv: fromEnv };
 }
 
 /**
@@ -66,7 +70,10 @@ const isTable = (v: unknown): v is Table =>
 
 /**
  * The parts of `doc` the paths name, in a document of their own (keys in
- * `doc`'s order), or undefined when none is present.
+ * `doc`'s order), or undefined when none is present. As upstream, a path
+ * whose first key is present counts: it takes what it names, or the
+ * tables on its way that are there (`[["mcp", "zzz"]]` gives an empty
+ * `mcp`), or a value that is not a table where one was expected.
  *
  * @example
  * ```ts
@@ -76,15 +83,7 @@ const isTable = (v: unknown): v is Table =>
  * ```
  */
 export function selectTomlPaths(doc: Table, paths: TomlPath[]): Table | undefined {
-  const wanted = (path: TomlPath) => {
-    let node: unknown = doc;
-    for (const key of path) {
-      if (!isTable(node) || !Object.hasOwn(node, key)) return false;
-      node = node[key];
-    }
-    return true;
-  };
-  const present = paths.filter(wanted);
+  const present = paths.filter((path) => Object.hasOwn(doc, path[0]));
   if (present.length === 0) return undefined;
   const copy = (node: Table, prefixes: TomlPath[], depth: number): Table => {
     const out: Table = {};
@@ -140,12 +139,31 @@ function layersOf(candidates: Candidate[], paths: TomlPath[], beforeCloud: numbe
   return { layers, cloudInsertionIndex };
 }
 
-/** Whether the user's configuration trusts `cwd` as a project. */
-function trusts(doc: Table | undefined, cwd: string): boolean {
+/** Whether the user's configuration trusts `cwd` as a project (by its path or its real path). */
+async function trusts(doc: Table | undefined, cwd: string): Promise<boolean> {
   const projects = doc?.projects;
   if (!isTable(projects)) return false;
-  const entry = projects[cwd];
-  return isTable(entry) && entry.trust_level === "trusted";
+  const trusted = (dir: string) => {
+    const entry = Object.hasOwn(projects, dir) ? projects[dir] : undefined;
+    return isTable(entry) && entry.trust_level === "trusted";
+  };
+  return trusted(cwd) || trusted(await realpath(cwd).catch(() => cwd));
+}
+
+/** The Codex home to read: `$CODEX_HOME` must be a directory, answered by its real path. */
+async function codexHomeOf(places: ConfigPlaces): Promise<string> {
+  if (!places.codexHomeFromEnv) return places.codexHome;
+  const asked = places.codexHome;
+  const problem = `failed to find Codex home: CODEX_HOME points to ${JSON.stringify(asked)}`;
+  let isDirectory: boolean;
+  try {
+    isDirectory = (await stat(asked)).isDirectory();
+  } catch (err) {
+    const why = errnoOf(err) === "ENOENT" ? "but that path does not exist" : String(err);
+    throw internalError(`${problem}, ${why}`);
+  }
+  if (!isDirectory) throw internalError(`${problem}, but that path is not a directory`);
+  return await realpath(asked);
 }
 
 /**
@@ -163,9 +181,10 @@ export async function readEnvironmentConfig(
   if (configPaths.length === 0 && requirementsPaths.length === 0) {
     throw invalidParams("at least one config or requirements path is required");
   }
+  const codexHome = await codexHomeOf(places);
   const systemFile = join(places.systemDir, "config.toml");
-  const userFile = join(places.codexHome, "config.toml");
-  const projectDir = join(cwd, ".codex");
+  const userFile = join(codexHome, "config.toml");
+  const projectDir = join(resolve(cwd), ".codex");
   const projectFile = join(projectDir, "config.toml");
   const requirementsFile = join(places.systemDir, "requirements.toml");
   const [system, user, requirements] = await Promise.all([
@@ -173,17 +192,17 @@ export async function readEnvironmentConfig(
     loadToml(userFile),
     requirementsPaths.length > 0 ? loadToml(requirementsFile) : undefined,
   ]);
-  const project = configPaths.length > 0 && trusts(user, cwd)
+  const project = configPaths.length > 0 && await trusts(user, resolve(cwd))
     ? await loadToml(projectFile)
     : undefined;
   return {
     userHomeDir: pathToFileURL(os.homedir()).href,
-    codexHomeDir: pathToFileURL(places.codexHome).href,
+    codexHomeDir: pathToFileURL(codexHome).href,
     hostname: os.hostname(),
     config: layersOf(
       [
         { source: `system (${systemFile})`, dir: places.systemDir, doc: system },
-        { source: `user (${userFile})`, dir: places.codexHome, doc: user },
+        { source: `user (${userFile})`, dir: codexHome, doc: user },
         { source: `project (${projectFile})`, dir: projectDir, doc: project },
       ],
       configPaths,

@@ -12,6 +12,7 @@
  */
 import http from "node:http";
 import https from "node:https";
+import { isIP } from "node:net";
 import type { Duplex } from "node:stream";
 import tls from "node:tls";
 import process from "node:process";
@@ -98,7 +99,13 @@ export function tunnelAgent(proxy: URL, target: URL): https.Agent {
         );
         return;
       }
-      callback(null, tls.connect({ socket, servername: host }));
+      try {
+        // The certificate is checked against `host`; SNI may not name an address.
+        callback(null, tls.connect({ socket, host, ...(isIP(host) ? {} : { servername: host }) }));
+      } catch (err) {
+        socket.destroy();
+        callback(err as Error);
+      }
     });
     connect.once("error", (err) => callback(err));
     connect.end();

@@ -59,6 +59,15 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Headers that must not follow a redirect to another origin. */
 const CREDENTIALS = new Set(["authorization", "cookie", "proxy-authorization"]);
 
+/**
+ * Agents that open a connection per request: under Deno (2.9) a request on
+ * a kept-alive socket ignores its abort signal and `destroy()`, so that a
+ * deadline never fired on the second request to a host (and the socket
+ * leaked).
+ */
+const HTTP_AGENT = new http.Agent({ keepAlive: false });
+const HTTPS_AGENT = new https.Agent({ keepAlive: false });
+
 /** The headers of `res`, grouped by name as upstream's header map orders them. */
 function responseHeaders(
   res: IncomingMessage,
@@ -112,16 +121,10 @@ function sendOnce(hop: Hop, signal: AbortSignal): Promise<IncomingMessage> {
       // Through a proxy a plain request names the whole URL.
       path: direct ? `${hop.url.pathname}${hop.url.search}` : hop.url.href,
       headers: headers.flat(),
-      agent: proxy && secure ? tunnelAgent(proxy, hop.url) : undefined,
+      agent: proxy && secure ? tunnelAgent(proxy, hop.url) : secure ? HTTPS_AGENT : HTTP_AGENT,
       setHost: false,
       signal,
     });
-    if (!direct) {
-      if (!has("host")) req.setHeader("host", hop.url.host);
-      for (const [name, value] of Object.entries(proxyAuthorization(proxy))) {
-        req.setHeader(name, value);
-      }
-    }
     req.once("response", resolve);
     req.once("error", (err) => reject(new HttpExchangeError("send", err.message)));
     req.end(hop.body.byteLength > 0 ? hop.body : undefined);
