@@ -102,6 +102,9 @@ export async function main(args: string[]): Promise<number> {
   flushOutput = () => flushWithin(conn, cli.shutdownGraceMs);
   logger.info(`exec-server ${VERSION} serving stdio (${runtimeDescription()})`);
   await server.serve(conn);
+  // A Codex-dialect session over stdio cannot be resumed: end it now rather
+  // than leave its temporary files (abandoned replace handles) behind.
+  await server.endSessions();
   await conn.close();
   return 0;
 }

@@ -70,8 +70,20 @@ interface OpenHandle {
   tail: Promise<unknown>;
 }
 
-/** A handle being opened: its id is taken, so a second open of it is refused. */
-const OPENING = Symbol("opening");
+/**
+ * A handle being opened: its id is taken, so a second open of it is
+ * refused, and blocks or a close sent behind the open queue on its `tail`
+ * (which starts with the open itself) and run once it has ended.
+ */
+interface Opening {
+  opening: true;
+  tail: Promise<unknown>;
+}
+
+type Slot = OpenHandle | Opening;
+
+const isOpening = (slot: Slot | undefined): slot is Opening =>
+  slot !== undefined && "opening" in slot;
 
 /**
  * The handle table of one session.
@@ -88,7 +100,9 @@ const OPENING = Symbol("opening");
 export class FileHandles {
   readonly #limits: FileHandleLimits;
   readonly #budget: ByteBudget;
-  readonly #handles = new Map<string, OpenHandle | typeof OPENING>();
+  readonly #handles = new Map<string, Slot>();
+  /** Counts {@linkcode discardAll} calls, so that an open in progress sees one. */
+  #generation = 0;
 
   /** @param limits how many handles, and how many bytes in flight */
   constructor(limits: FileHandleLimits) {
@@ -120,14 +134,28 @@ export class FileHandles {
         `at most ${this.#limits.maxOpen} file handles may be open per session`,
       );
     }
-    this.#handles.set(id, OPENING);
+    let opened = () => {};
+    const slot: Opening = { opening: true, tail: new Promise<void>((r) => opened = r) };
+    this.#handles.set(id, slot);
+    const generation = this.#generation;
+    let handle: OpenHandle;
     try {
-      const handle = mode === "read" ? await openForRead(path) : await openForReplace(path);
-      this.#handles.set(id, handle);
+      handle = mode === "read" ? await openForRead(path) : await openForReplace(path);
     } catch (err) {
-      this.#handles.delete(id);
+      if (this.#generation === generation) this.#handles.delete(id);
+      opened();
       throw err;
     }
+    if (this.#generation !== generation) {
+      // Discarded while it was being opened: it must leave no trace either.
+      await discard(handle);
+      opened();
+      throw new FileHandleError("unknown", id, `file handle \`${id}\` was discarded`);
+    }
+    // What was queued behind the open runs after it, in order, on the handle.
+    handle.tail = slot.tail;
+    this.#handles.set(id, handle);
+    opened();
   }
 
   /** Up to `len` bytes from `offset`; `eof` when fewer were left. */
@@ -136,11 +164,10 @@ export class FileHandles {
     offset: number,
     len: number,
   ): Promise<{ bytes: Uint8Array; eof: boolean }> {
-    const handle = this.#get(id);
-    if (handle.mode !== "read") {
-      throw new FileHandleError("notReadable", id, `file handle \`${id}\` is open for replace`);
-    }
-    return await this.#queue(handle, len, async () => {
+    return await this.#queue(id, len, async (handle) => {
+      if (handle.mode !== "read") {
+        throw new FileHandleError("notReadable", id, `file handle \`${id}\` is open for replace`);
+      }
       const bytes = new Uint8Array(len);
       let done = 0;
       while (done < len) {
@@ -157,11 +184,10 @@ export class FileHandles {
    * file then replaces the target, and later blocks are refused.
    */
   async writeBlock(id: string, offset: number, bytes: Uint8Array, eof = false): Promise<void> {
-    const handle = this.#get(id);
-    if (handle.mode !== "replace") {
-      throw new FileHandleError("notWritable", id, `file handle \`${id}\` is open for read`);
-    }
-    return await this.#queue(handle, bytes.byteLength, async () => {
+    return await this.#queue(id, bytes.byteLength, async (handle) => {
+      if (handle.mode !== "replace") {
+        throw new FileHandleError("notWritable", id, `file handle \`${id}\` is open for read`);
+      }
       const replacement = handle.replacement;
       if (!replacement) {
         throw new FileHandleError(
@@ -180,45 +206,49 @@ export class FileHandles {
    * replaces its target now, unless a block with `eof` already did.
    */
   async close(id: string): Promise<void> {
-    const handle = this.#handles.get(id);
-    if (handle === undefined || handle === OPENING) return;
-    this.#handles.delete(id);
-    await handle.tail.catch(() => {});
-    if (handle.replacement) return await this.#commit(handle, handle.replacement);
-    await handle.file.close().catch(() => {});
+    if (!this.#handles.has(id)) return;
+    await this.#queue(id, 0, async (handle) => {
+      this.#handles.delete(id);
+      if (handle.replacement) return await this.#commit(handle, handle.replacement);
+      await handle.file.close().catch(() => {});
+    }).catch((err) => {
+      // Closed (or its open failed) by what was queued before: nothing to close.
+      if (!(err instanceof FileHandleError && err.problem === "unknown")) throw err;
+    });
   }
 
   /** Close every handle without committing any: the session is over. */
   async discardAll(): Promise<void> {
-    const open = [...this.#handles.values()].filter((h): h is OpenHandle => h !== OPENING);
+    const open = [...this.#handles.values()].filter((h): h is OpenHandle => !isOpening(h));
     this.#handles.clear();
-    await Promise.all(open.map(async (handle) => {
-      await handle.tail.catch(() => {});
-      await handle.file.close().catch(() => {});
-      if (handle.replacement) await fsp.unlink(handle.replacement.temp).catch(() => {});
-      handle.replacement = undefined;
-    }));
+    // Handles still being opened see this and discard themselves.
+    this.#generation++;
+    await Promise.all(open.map(discard));
   }
 
-  #get(id: string): OpenHandle {
-    const handle = this.#handles.get(id);
-    if (handle === undefined || handle === OPENING) {
-      throw new FileHandleError("unknown", id, `unknown file handle \`${id}\``);
+  /**
+   * Run `work` on handle `id` after everything sent to it before (its open
+   * included), with `bytes` of the budget; the handle is looked up when the
+   * turn comes, so a close or failed open before it makes it "unknown".
+   */
+  #queue<T>(id: string, bytes: number, work: (handle: OpenHandle) => Promise<T>): Promise<T> {
+    const slot = this.#handles.get(id);
+    if (slot === undefined) {
+      return Promise.reject(new FileHandleError("unknown", id, `unknown file handle \`${id}\``));
     }
-    return handle;
-  }
-
-  /** Run `work` after the handle's earlier operations, with `bytes` of the budget. */
-  #queue<T>(handle: OpenHandle, bytes: number, work: () => Promise<T>): Promise<T> {
-    const run = handle.tail.catch(() => {}).then(async () => {
+    const run = slot.tail.catch(() => {}).then(async () => {
+      const handle = this.#handles.get(id);
+      if (handle === undefined || isOpening(handle)) {
+        throw new FileHandleError("unknown", id, `unknown file handle \`${id}\``);
+      }
       const release = await this.#budget.take(bytes);
       try {
-        return await work();
+        return await work(handle);
       } finally {
         release();
       }
     });
-    handle.tail = run;
+    slot.tail = run;
     return run;
   }
 
@@ -241,6 +271,14 @@ export class FileHandles {
     }
     await syncDirectory(dirname(r.target));
   }
+}
+
+/** Close `handle` after its operations, removing a replace handle's temporary file. */
+async function discard(handle: OpenHandle): Promise<void> {
+  await handle.tail.catch(() => {});
+  await handle.file.close().catch(() => {});
+  if (handle.replacement) await fsp.unlink(handle.replacement.temp).catch(() => {});
+  handle.replacement = undefined;
 }
 
 /** A regular file, opened without blocking on a fifo and checked by its descriptor. */

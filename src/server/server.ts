@@ -68,6 +68,15 @@ export class ExecServer {
   }
 
   /**
+   * End every Codex-dialect session now, as its grace period would: its
+   * process trees are killed and its abandoned file handles discarded. For
+   * stdio, whose one connection nobody can resume once it has ended.
+   */
+  async endSessions(): Promise<void> {
+    await this.#registry.closeAll();
+  }
+
+  /**
    * Stop every session's processes: SIGTERM to each tree, SIGKILL to what
    * is left after `graceMs`.
    */

@@ -213,7 +213,8 @@ export class Session {
     } finally {
       this.#opts.logger.info(`connection ${this.#clientName || "(no handshake)"} ended`);
       this.#http.abortAll("the connection ended");
-      void this.#handles.discardAll();
+      // Awaited below: a stdio server exits right after, temporary files must be gone.
+      const discarded = this.#handles.discardAll();
       if (this.#resumable) {
         // The Codex dialect's session outlives its connection for a while.
         this.#registry.detach(this.#resumable, this.#opts.sessionGraceMs);
@@ -223,6 +224,7 @@ export class Session {
         await this.#table.closeAll();
       }
       await this.#peer.settled(SETTLE_ON_CLOSE_MS);
+      await discarded;
       this.#peer.close("connection ended");
     }
   }
