@@ -95,7 +95,7 @@ Limits (sizes accept K, M, G suffixes: 1M = 1048576):
   --output-high-water-bytes N  queued output at which processes pause (default 4M)
   --shutdown-grace-ms N        on SIGTERM/SIGINT: SIGTERM children, SIGKILL after N ms (default 2000)
   --session-grace-ms N         Codex dialect: how long a dropped connection's processes keep
-                               running for the client to resume (default 30000)
+                               running for the client to resume (default 60000)
 
 Other:
   --log-level LEVEL            off, error, warn (default), info, debug

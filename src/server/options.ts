@@ -38,7 +38,9 @@ export interface ServerOptions {
   outputHighWaterBytes: number;
   /**
    * How long a Codex-dialect session's processes outlive a dropped
-   * connection, waiting for the client to resume (default 30 s).
+   * connection, waiting for the client to resume (default 60 s: the CLI
+   * 0.171 tries to resume for 45 s; upstream keeps 30 s, so a drop of 30
+   * to 45 s loses the command there).
    */
   sessionGraceMs: number;
   /** Where diagnostics go. */
@@ -59,7 +61,7 @@ export const DEFAULT_SERVER_OPTIONS: Readonly<ServerOptions> = Object.freeze({
   maxReadFileBytes: 128 * 1024 * 1024,
   exitDrainMs: 250,
   outputHighWaterBytes: 4 * 1024 * 1024,
-  sessionGraceMs: 30_000,
+  sessionGraceMs: 60_000,
   logger: createLogger("warn"),
 });
 
