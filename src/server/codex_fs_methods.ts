@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { CodexRequests, NOT_FOUND_CODE } from "../protocol/codex.ts";
 import { Requests } from "../protocol/descriptors.ts";
@@ -17,7 +18,7 @@ import { show } from "../protocol/show.ts";
 import type { SandboxPolicy } from "../protocol/sandbox_policy.ts";
 import { absolutePath, paramsObject, requireAbsolutePath } from "../protocol/validate.ts";
 import type { LocalFileSystem } from "../fs/local.ts";
-import { FileSystemError } from "../fs/types.ts";
+import { type DirectoryEntry, FileSystemError } from "../fs/types.ts";
 import { noFollowStep } from "./codex_no_follow.ts";
 import { fileSystemRpcError, fsMethods } from "./fs_methods.ts";
 import { sandboxGate } from "./fs_sandbox.ts";
@@ -48,6 +49,14 @@ function shownPath(params: unknown): unknown {
 /** v0's error, in this dialect's terms. */
 function codexError(err: unknown, method: string, params: unknown): unknown {
   if (!(err instanceof RpcError)) return err;
+  // Upstream refuses bad `dataBase64` of fs/writeFile as a bad request (-32600),
+  // where v0's check (protocol/validate.ts requireBase64) says -32602.
+  if (
+    method === Requests.fsWriteFile.method && err.code === ErrorCode.InvalidParams &&
+    err.message.startsWith("dataBase64: invalid base64")
+  ) {
+    return new RpcError(ErrorCode.InvalidRequest, `fs/writeFile requires valid ${err.message}`);
+  }
   const errno = errnoOf(err);
   if (errno === "ENOENT") return new RpcError(NOT_FOUND_CODE, err.message, err.data);
   if (errno === "EISDIR" && method === Requests.fsReadFile.method) {
@@ -110,13 +119,35 @@ function watchParams(
   return { watchId, missing, present };
 }
 
+/**
+ * `fs/readDirectory` as upstream lists a directory: an entry whose target
+ * cannot be reached (a dangling or looping symlink) is left out; a fifo or
+ * a socket is listed, as neither file nor directory.
+ */
+function reachableEntries(fs: LocalFileSystem, v0: MethodHandler): MethodHandler {
+  return async (params) => {
+    const result = await v0(params) as { entries: DirectoryEntry[] };
+    const dir = requireAbsolutePath(paramsObject(params, "fs/readDirectory"), "path");
+    const kept = await Promise.all(result.entries.map((e) =>
+      e.isDirectory || e.isFile ||
+      fs.getMetadata(join(dir, e.fileName)).then(() => true, () => false)
+    ));
+    return { ...result, entries: result.entries.filter((_, i) => kept[i]) };
+  };
+}
+
 /** The `fs/*` handlers of a Codex-dialect session. */
 export function codexFsMethods(
   fs: LocalFileSystem,
   watches: MissingWatches,
 ): Map<string, MethodHandler> {
   const handlers = new Map<string, MethodHandler>();
-  for (const [method, handler] of fsMethods(fs)) handlers.set(method, wrap(method, handler));
+  for (const [method, handler] of fsMethods(fs)) {
+    const codex = method === Requests.fsReadDirectory.method
+      ? reachableEntries(fs, handler)
+      : handler;
+    handlers.set(method, wrap(method, codex));
+  }
   handlers.set(
     Requests.fsGetMetadata.method,
     wrap(Requests.fsGetMetadata.method, async (params) => {

@@ -36,8 +36,15 @@ const WRITE_ID_PROCESSES_KEPT = 256;
  */
 const CODEX_SANDBOX_TYPE = "linuxSeccomp";
 
-/** Errnos the CLI must see as "the program or its cwd was not found". */
-const NOT_FOUND = new Set(["ENOENT", "ENOTDIR"]);
+/**
+ * The `data.kind` of a spawn failure, by errno, as upstream names them:
+ * not found (a missing program or cwd), permission denied, else failed.
+ */
+function spawnKind(errno: string | undefined): string {
+  if (errno === "ENOENT") return "spawnNotFound";
+  if (errno === "EACCES" || errno === "EPERM") return "spawnPermissionDenied";
+  return "spawnFailed";
+}
 
 /**
  * Check a Codex `process/start`: its sandbox first (strictly: what cannot
@@ -73,8 +80,7 @@ function codexStart(params: unknown): CheckedStart {
 function spawnFailure(err: unknown): unknown {
   if (!(err instanceof RpcError) || err.code !== ErrorCode.InternalError) return err;
   const data = (err.data ?? {}) as { errno?: string };
-  if (!data.errno || !NOT_FOUND.has(data.errno)) return err;
-  return new RpcError(err.code, err.message, { ...data, kind: "spawnNotFound" });
+  return new RpcError(err.code, err.message, { ...data, kind: spawnKind(data.errno) });
 }
 
 /** Remembers recent write ids per process. */
@@ -161,7 +167,17 @@ export function codexProcessMethods(table: ProcessTable): Map<string, MethodHand
   });
   handlers.set(Requests.processSignal.method, (params) => {
     const p = paramsObject(params, Requests.processSignal.method);
-    table.signal(requireString(p, "processId"), requireString(p, "signal"));
+    const id = requireString(p, "processId");
+    const signal = requireString(p, "signal");
+    try {
+      table.signal(id, signal);
+    } catch (err) {
+      // As upstream: signalling a process that is unknown or has exited is no
+      // error (a bad signal name still is, and so is one still starting).
+      const gone = err instanceof RpcError && err.code === ErrorCode.InvalidRequest &&
+        !table.isRunning(id);
+      if (!gone) throw err;
+    }
     return {};
   });
   return handlers;

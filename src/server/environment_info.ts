@@ -7,7 +7,7 @@
  */
 import { existsSync } from "node:fs";
 import os from "node:os";
-import { basename } from "node:path";
+import { basename, resolve } from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
 import type { EnvironmentInfo } from "../protocol/codex.ts";
@@ -80,7 +80,8 @@ export function environmentInfo(): EnvironmentInfo {
     userHomeDir: fileUri(os.homedir()),
     platformOs: process.platform === "darwin" ? "macos" : process.platform,
     prependPathDirs: [],
-    temporaryDirectories: [],
+    // As upstream: `$TMPDIR` when set (the CLI lets sandboxed commands write there).
+    temporaryDirectories: process.env.TMPDIR ? [fileUri(resolve(process.env.TMPDIR))] : [],
     tempDir: fileUri(os.tmpdir()),
     capabilities: { ...CODEX_CAPABILITIES },
   };

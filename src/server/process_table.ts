@@ -85,6 +85,11 @@ export class ProcessTable {
     return this.#procs.has(id);
   }
 
+  /** Whether `id` names a process that is starting or running (its exit not reported yet). */
+  isRunning(id: string): boolean {
+    return this.#procs.get(id)?.running === true;
+  }
+
   /** The number of processes, running or retained. */
   get size(): number {
     return this.#procs.size;

@@ -6,9 +6,10 @@
  * @module
  */
 import { LocalFileSystem } from "../fs/local.ts";
-import { ErrorCode, invalidRequest, RpcError } from "../protocol/errors.ts";
+import { ErrorCode, invalidParams, invalidRequest, RpcError } from "../protocol/errors.ts";
 import { type InitializeResult, Method, PROTOCOL_VERSION } from "../protocol/methods.ts";
-import { paramsObject } from "../protocol/validate.ts";
+import { paramsObject, requireString } from "../protocol/validate.ts";
+import { show } from "../protocol/show.ts";
 import { type CodexInitializeResult, isCodexInitialize } from "../protocol/codex.ts";
 import type { FrameConnection } from "../rpc/connection.ts";
 import { RpcPeer } from "../rpc/peer.ts";
@@ -274,9 +275,11 @@ export class Session {
   #initializeCodex(params: unknown): CodexInitializeResult {
     const p = paramsObject(params, Method.Initialize);
     const resumeId = p.resumeSessionId;
+    // Typed as upstream types them (-32602): clientName a string, the id a string or null.
     if (resumeId !== null && typeof resumeId !== "string") {
-      throw invalidRequest("resumeSessionId must be a string or null");
+      throw invalidParams(`resumeSessionId must be a string or null, got ${show(resumeId)}`);
     }
+    const clientName = requireString(p, "clientName");
     const session = resumeId === null
       ? this.#registry.create(this.#opts)
       : this.#registry.resume(resumeId);
@@ -284,7 +287,7 @@ export class Session {
     this.#resumable = session;
     this.#table = session.table;
     this.#handlers = new Map([...session.handlers, ...this.#extraMethods]);
-    this.#clientName = typeof p.clientName === "string" ? p.clientName : "";
+    this.#clientName = clientName;
     this.#state = "initializing";
     this.#opts.logger.info(
       `client ${JSON.stringify(this.#clientName)} ${resumeId ? "resumed" : "opened"} ` +
