@@ -5,6 +5,7 @@
  * Notifications are compared by method and shape, never by timing: each
  * process's are collected once its `process/closed` has come.
  */
+import { codexWorkspaceWrite } from "./sandbox_fixture.ts";
 import * as fsp from "node:fs/promises";
 import { join } from "node:path";
 import type { CaseCtx, DiffCase } from "./codex_diff_fixture.ts";
@@ -239,39 +240,8 @@ const startErrors: DiffCase = {
   },
 };
 
-/** A special path of the CLI's permission entries. */
-const special = (kind: string, extra: Msg = {}) => ({ type: "special", value: { kind, ...extra } });
-
-/** The sandbox the CLI sends under `-s workspace-write` (tests/sandbox_codex_test.ts). */
-export function workspaceWrite(ws: string, home: string): Msg {
-  const uri = `file://${ws}`;
-  return {
-    permissions: {
-      type: "managed",
-      file_system: {
-        type: "restricted",
-        entries: [
-          { path: special("root"), access: "read" },
-          { path: special("project_roots"), access: "write" },
-          { path: special("slash_tmp"), access: "write" },
-          { path: special("tmpdir"), access: "write" },
-          ...[".git", ".agents", ".codex"].map((subpath) => ({
-            path: special("project_roots", { subpath }),
-            access: "read",
-            missing_path_behavior: "skip",
-          })),
-        ],
-      },
-      network: "restricted",
-    },
-    cwd: uri,
-    workspaceRoots: [uri],
-    userHomeDir: `file://${home}`,
-    windowsSandboxLevel: "disabled",
-    windowsSandboxProxySettingsMode: "reconcile",
-    useLegacyLandlock: false,
-  };
-}
+/** The sandbox the CLI sends under `-s workspace-write` (tests/sandbox_fixture.ts). */
+export const workspaceWrite = (ws: string, home: string): Msg => codexWorkspaceWrite(ws, home);
 
 const sandboxed: DiffCase = {
   name: "sandbox",

@@ -14,7 +14,7 @@ import { chmod, lstat, readdir, readFile, stat, writeFile } from "node:fs/promis
 import { join } from "node:path";
 import { b64, type Msg, TestServer, unb64Bytes } from "./harness.ts";
 import { initializeResult, withTempDir } from "./server_helpers.ts";
-import { type SandboxBox, sandboxBox } from "./sandbox_fixture.ts";
+import { codexWorkspaceWrite, type SandboxBox, sandboxBox } from "./sandbox_fixture.ts";
 
 const MiB = 1024 * 1024;
 
@@ -191,40 +191,7 @@ Deno.test("codex file handles: a replace abandoned when stdin closes leaves no t
   });
 });
 
-/** The object the CLI 0.171 sends under `-s workspace-write` (as tests/sandbox_codex_test.ts). */
-function workspaceWrite(box: SandboxBox): Msg {
-  const uri = `file://${box.ws}`;
-  const special = (kind: string, extra: Msg = {}) => ({
-    type: "special",
-    value: { kind, ...extra },
-  });
-  return {
-    permissions: {
-      type: "managed",
-      file_system: {
-        type: "restricted",
-        entries: [
-          { path: special("root"), access: "read" },
-          { path: special("project_roots"), access: "write" },
-          { path: special("slash_tmp"), access: "write" },
-          { path: special("tmpdir"), access: "write" },
-          ...[".git", ".agents", ".codex"].map((subpath) => ({
-            path: special("project_roots", { subpath }),
-            access: "read",
-            missing_path_behavior: "skip",
-          })),
-        ],
-      },
-      network: "restricted",
-    },
-    cwd: uri,
-    workspaceRoots: [uri],
-    userHomeDir: "file:///root",
-    windowsSandboxLevel: "disabled",
-    windowsSandboxProxySettingsMode: "reconcile",
-    useLegacyLandlock: false,
-  };
-}
+const workspaceWrite = (box: SandboxBox): Msg => codexWorkspaceWrite(box.ws);
 
 Deno.test("codex file handles: workspace-write refuses a replace outside the workspace", async () => {
   const box = await sandboxBox();

@@ -7,7 +7,12 @@ import assert from "node:assert/strict";
 import { lstat, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { b64, type Msg, TestServer } from "./harness.ts";
-import { bwrapMissing, type SandboxBox, sandboxBox } from "./sandbox_fixture.ts";
+import {
+  bwrapMissing,
+  codexWorkspaceWrite,
+  type SandboxBox,
+  sandboxBox,
+} from "./sandbox_fixture.ts";
 
 /** A server whose first message is the Codex CLI's `initialize`. */
 async function codexServer(): Promise<TestServer> {
@@ -22,36 +27,7 @@ const special = (kind: string, extra: Msg = {}) => ({
   value: { kind, ...extra },
 });
 
-/** The object the CLI 0.171 sends under `-s workspace-write` (CODEX_CLI.md, section 3). */
-function workspaceWrite(box: SandboxBox): Msg {
-  const uri = `file://${box.ws}`;
-  return {
-    permissions: {
-      type: "managed",
-      file_system: {
-        type: "restricted",
-        entries: [
-          { path: special("root"), access: "read" },
-          { path: special("project_roots"), access: "write" },
-          { path: special("slash_tmp"), access: "write" },
-          { path: special("tmpdir"), access: "write" },
-          ...[".git", ".agents", ".codex"].map((subpath) => ({
-            path: special("project_roots", { subpath }),
-            access: "read",
-            missing_path_behavior: "skip",
-          })),
-        ],
-      },
-      network: "restricted",
-    },
-    cwd: uri,
-    workspaceRoots: [uri],
-    userHomeDir: "file:///root",
-    windowsSandboxLevel: "disabled",
-    windowsSandboxProxySettingsMode: "reconcile",
-    useLegacyLandlock: false,
-  };
-}
+const workspaceWrite = (box: SandboxBox): Msg => codexWorkspaceWrite(box.ws);
 
 function start(s: TestServer, id: string, cmd: string, sandbox: unknown, cwd = "/"): Promise<Msg> {
   return s.request("process/start", {

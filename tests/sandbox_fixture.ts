@@ -66,3 +66,44 @@ export async function pidsMentioning(marker: string): Promise<number[]> {
   }
   return pids;
 }
+
+/** A special path of the Codex CLI's permission entries. */
+function special(kind: string, extra: Record<string, unknown> = {}) {
+  return { type: "special", value: { kind, ...extra } };
+}
+
+/**
+ * The `sandbox` object the Codex CLI 0.171 sends under `-s workspace-write`
+ * (CODEX_CLI.md, section 3) for the workspace `ws`: the machine readable,
+ * the workspace and the temporary directories writable, its `.git`,
+ * `.agents` and `.codex` read-only, no network.
+ */
+export function codexWorkspaceWrite(ws: string, home = "/root"): Record<string, unknown> {
+  const uri = `file://${ws}`;
+  return {
+    permissions: {
+      type: "managed",
+      file_system: {
+        type: "restricted",
+        entries: [
+          { path: special("root"), access: "read" },
+          { path: special("project_roots"), access: "write" },
+          { path: special("slash_tmp"), access: "write" },
+          { path: special("tmpdir"), access: "write" },
+          ...[".git", ".agents", ".codex"].map((subpath) => ({
+            path: special("project_roots", { subpath }),
+            access: "read",
+            missing_path_behavior: "skip",
+          })),
+        ],
+      },
+      network: "restricted",
+    },
+    cwd: uri,
+    workspaceRoots: [uri],
+    userHomeDir: `file://${home}`,
+    windowsSandboxLevel: "disabled",
+    windowsSandboxProxySettingsMode: "reconcile",
+    useLegacyLandlock: false,
+  };
+}
