@@ -104,6 +104,8 @@ async function configFixture(tree: string, codexHome: string): Promise<void> {
       'X-Test = "1"',
       `[projects."${tree}"]`,
       'trust_level = "trusted"',
+      `[projects."${tree}/repo"]`,
+      'trust_level = "trusted"',
       "",
     ].join("\n"),
   );
@@ -113,6 +115,17 @@ async function configFixture(tree: string, codexHome: string): Promise<void> {
     '[mcp_servers.y]\nurl = "http://127.0.0.1:9/y"\n',
   );
   await fsp.mkdir(join(tree, "untrusted"));
+  // A repository: its root's trust and every .codex from there down to cwd.
+  await fsp.mkdir(join(tree, "repo/.git"), { recursive: true });
+  await fsp.writeFile(join(tree, "repo/.git/HEAD"), "ref: refs/heads/main\n");
+  for (const [dir, name] of [["repo", "r"], ["repo/sub", "s"]]) {
+    await fsp.mkdir(join(tree, dir, ".codex"), { recursive: true });
+    await fsp.writeFile(
+      join(tree, dir, ".codex/config.toml"),
+      `[mcp_servers.${name}]\nurl = "u"\n`,
+    );
+  }
+  await fsp.mkdir(join(tree, "repo/sub/deep"));
 }
 
 const environmentConfig: DiffCase = {
@@ -124,6 +137,11 @@ const environmentConfig: DiffCase = {
     const mcp = [["mcp_servers"]];
     await read("trusted project", { cwd: c.u(), configPaths: mcp, requirementsPaths: [] });
     await read("untrusted cwd", { cwd: c.u("untrusted"), configPaths: mcp, requirementsPaths: [] });
+    await read("inside a repository", {
+      cwd: c.u("repo/sub/deep"),
+      configPaths: mcp,
+      requirementsPaths: [],
+    });
     await read("a deeper path", {
       cwd: c.u(),
       configPaths: [["mcp_servers", "x", "url"], ["model"]],

@@ -5,9 +5,9 @@
  * this server's `http/request`). The layers and their order are upstream's
  * (0.171, read off the real binary): the system file
  * `/etc/codex/config.toml`, the user's `$CODEX_HOME/config.toml`
- * (`~/.codex` by default), and `<cwd>/.codex/config.toml` when the user's
- * file trusts that directory (`[projects."<cwd>"] trust_level =
- * "trusted"`); requirements come from `/etc/codex/requirements.toml`. Each
+ * (`~/.codex` by default), and the trusted project layers from the
+ * project's root down to `cwd` (./project_layers.ts); requirements come
+ * from `/etc/codex/requirements.toml`. Each
  * layer holds only the asked-for subtrees, re-serialized as TOML; a layer
  * where none is present is left out.
  *
@@ -18,6 +18,7 @@ import os from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse, stringify, TomlError } from "smol-toml";
+import { projectDirs, trustedDirs } from "./project_layers.ts";
 import { errnoOf } from "../runtime/errno.ts";
 import { internalError, invalidParams } from "../protocol/errors.ts";
 import { show } from "../protocol/show.ts";
@@ -139,17 +140,6 @@ function layersOf(candidates: Candidate[], paths: TomlPath[], beforeCloud: numbe
   return { layers, cloudInsertionIndex };
 }
 
-/** Whether the user's configuration trusts `cwd` as a project (by its path or its real path). */
-async function trusts(doc: Table | undefined, cwd: string): Promise<boolean> {
-  const projects = doc?.projects;
-  if (!isTable(projects)) return false;
-  const trusted = (dir: string) => {
-    const entry = Object.hasOwn(projects, dir) ? projects[dir] : undefined;
-    return isTable(entry) && entry.trust_level === "trusted";
-  };
-  return trusted(cwd) || trusted(await realpath(cwd).catch(() => cwd));
-}
-
 /** The Codex home to read: `$CODEX_HOME` must be a directory, answered by its real path. */
 async function codexHomeOf(places: ConfigPlaces): Promise<string> {
   if (!places.codexHomeFromEnv) return places.codexHome;
@@ -164,6 +154,18 @@ async function codexHomeOf(places: ConfigPlaces): Promise<string> {
   }
   if (!isDirectory) throw internalError(`${problem}, but that path is not a directory`);
   return await realpath(asked);
+}
+
+/** The project layers `user` trusts, root first (./project_layers.ts). */
+async function projectCandidates(user: Table | undefined, cwd: string): Promise<Candidate[]> {
+  const { root, dirs } = await projectDirs(cwd);
+  const candidates: Candidate[] = [];
+  for (const dir of await trustedDirs(user, root, dirs)) {
+    const file = join(dir, ".codex", "config.toml");
+    const doc = await loadToml(file);
+    if (doc) candidates.push({ source: `project (${file})`, dir: join(dir, ".codex"), doc });
+  }
+  return candidates;
 }
 
 /**
@@ -184,17 +186,13 @@ export async function readEnvironmentConfig(
   const codexHome = await codexHomeOf(places);
   const systemFile = join(places.systemDir, "config.toml");
   const userFile = join(codexHome, "config.toml");
-  const projectDir = join(resolve(cwd), ".codex");
-  const projectFile = join(projectDir, "config.toml");
   const requirementsFile = join(places.systemDir, "requirements.toml");
   const [system, user, requirements] = await Promise.all([
     configPaths.length > 0 ? loadToml(systemFile) : undefined,
     loadToml(userFile),
     requirementsPaths.length > 0 ? loadToml(requirementsFile) : undefined,
   ]);
-  const project = configPaths.length > 0 && await trusts(user, resolve(cwd))
-    ? await loadToml(projectFile)
-    : undefined;
+  const projects = configPaths.length > 0 ? await projectCandidates(user, resolve(cwd)) : [];
   return {
     userHomeDir: pathToFileURL(os.homedir()).href,
     codexHomeDir: pathToFileURL(codexHome).href,
@@ -203,7 +201,7 @@ export async function readEnvironmentConfig(
       [
         { source: `system (${systemFile})`, dir: places.systemDir, doc: system },
         { source: `user (${userFile})`, dir: codexHome, doc: user },
-        { source: `project (${projectFile})`, dir: projectDir, doc: project },
+        ...projects,
       ],
       configPaths,
       1,
