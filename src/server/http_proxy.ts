@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { inCidr } from "../util/cidr.ts";
 import http from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
@@ -30,6 +31,7 @@ const first = (env: Env, names: string[]): string | undefined =>
  * import { bypassesProxy } from "./http_proxy.ts";
  * bypassesProxy("api.example.com", "443", ".example.com,localhost"); // true
  * bypassesProxy("example.org", "80", "example.com"); // false
+ * bypassesProxy("10.1.2.3", "80", "10.0.0.0/8"); // true
  * ```
  */
 export function bypassesProxy(host: string, port: string, list: string | undefined): boolean {
@@ -37,6 +39,8 @@ export function bypassesProxy(host: string, port: string, list: string | undefin
   const name = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();
   return list.split(/[\s,]+/).filter((e) => e !== "").some((entry) => {
     if (entry === "*") return true;
+    // An address block (`10.0.0.0/8`, `fc00::/7`) matches addresses in it.
+    if (entry.includes("/")) return inCidr(name, entry.toLowerCase());
     let [pattern, wantPort] = [entry.toLowerCase(), ""];
     const m = /^(.*?):(\d+)$/.exec(pattern);
     if (m && !pattern.includes("]") && pattern.split(":").length === 2) [, pattern, wantPort] = m;

@@ -91,3 +91,13 @@ Deno.test("proxyAuthorization: Basic credentials from the proxy URL, percent-dec
     "proxy-authorization": `Basic ${btoa("user:")}`,
   });
 });
+
+Deno.test("bypassesProxy: address blocks in no_proxy, IPv4 and IPv6", () => {
+  const list = "internal.example, 10.0.0.0/8, fd00::/8";
+  assert.equal(bypassesProxy("10.20.30.40", "80", list), true);
+  assert.equal(bypassesProxy("11.0.0.1", "80", list), false);
+  assert.equal(bypassesProxy("[fd12::1]", "443", list), true);
+  assert.equal(bypassesProxy("[2001:db8::1]", "443", list), false);
+  // A block never matches a name, however it resolves.
+  assert.equal(bypassesProxy("ten.example", "80", list), false);
+});
