@@ -108,7 +108,9 @@ async function parsedSkill(
   const name = typeof front.name === "string" ? collapsed(front.name) : "";
   const named = name !== "" ? name : basename(dirname(file));
   const meta = front.metadata;
-  const shortText = typeof meta === "object" ? meta["short-description"] : undefined;
+  const shortText = meta !== null && typeof meta === "object" && !Array.isArray(meta)
+    ? meta["short-description"]
+    : undefined;
   const short = shortText === undefined ? undefined : collapsed(shortText);
   return {
     name: prefix === undefined ? named : `${prefix}:${named}`,

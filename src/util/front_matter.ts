@@ -3,15 +3,18 @@
  * and the next line `---`, read as the small subset of YAML that skill
  * files use: `key: value` pairs, quoted or plain scalars, `|` and `>`
  * block scalars, and one level of nested mapping (`metadata:` with
- * indented pairs below it). Anything it cannot read as such is taken as a
- * plain string, as upstream's reader does (`name: [unclosed` is the name
- * `[unclosed`).
+ * indented pairs below it, or `{key: value}` on one line). `~` and `null`
+ * are null, a complete `[a, b]` is a list, so that a field upstream's YAML
+ * reader refuses as not a string is no string here either. Anything else
+ * it cannot read is taken as a plain string, as upstream's reader does
+ * (`name: [unclosed` is the name `[unclosed`). A byte order mark before
+ * the first `---` means no front matter, as upstream sees it.
  *
  * @module
  */
 
-/** A value of the front matter: a string, or a mapping of strings. */
-export type FrontMatterValue = string | { [key: string]: string };
+/** A value of the front matter: a string, null, a list, or a mapping of strings. */
+export type FrontMatterValue = string | null | string[] | { [key: string]: string };
 
 /** The parsed front matter, or undefined when the text has none. */
 export type FrontMatter = Record<string, FrontMatterValue>;
@@ -34,6 +37,28 @@ function scalar(raw: string): string {
   // A comment after a plain scalar is not part of it.
   const comment = text.search(/\s#/);
   return comment >= 0 ? text.slice(0, comment).trimEnd() : text;
+}
+
+/**
+ * A plain value written on one line that YAML reads as no string: null,
+ * a flow list or a flow mapping (of plain or quoted scalars); undefined
+ * for anything else.
+ */
+function nonString(raw: string): FrontMatterValue | undefined {
+  const text = raw.trim();
+  if (/^(~|null|Null|NULL)$/.test(text)) return null;
+  const items = (inner: string) =>
+    inner.trim() === "" ? [] : inner.split(",").map((part) => scalar(part));
+  if (/^\[[^\[\]{}]*\]$/.test(text)) return items(text.slice(1, -1));
+  if (/^\{[^\[\]{}]*\}$/.test(text)) {
+    const out: { [key: string]: string } = {};
+    for (const pair of text.slice(1, -1).split(",")) {
+      const colon = pair.indexOf(":");
+      if (colon > 0) out[scalar(pair.slice(0, colon))] = scalar(pair.slice(colon + 1));
+    }
+    return out;
+  }
+  return undefined;
 }
 
 const indentOf = (line: string): number => line.length - line.trimStart().length;
@@ -77,6 +102,8 @@ function mapping(lines: string[], nested: boolean): FrontMatter {
       out[key] = Object.fromEntries(
         Object.entries(inner).map(([k, v]) => [k, typeof v === "string" ? v : ""]),
       );
+    } else if (children.every((l) => l.trim() === "") && nonString(rest) !== undefined) {
+      out[key] = nonString(rest)!;
     } else {
       // A plain scalar may continue on more indented lines.
       const more = children.map((l) => l.trim()).filter((l) => l !== "");
@@ -99,7 +126,7 @@ function mapping(lines: string[], nested: boolean): FrontMatter {
  * ```
  */
 export function parseFrontMatter(text: string): FrontMatter | undefined {
-  const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/);
+  const lines = text.split(/\r?\n/);
   if (lines[0]?.trimEnd() !== "---") return undefined;
   const end = lines.findIndex((l, i) => i > 0 && l.trimEnd() === "---");
   if (end < 0) return undefined;

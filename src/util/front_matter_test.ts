@@ -93,3 +93,19 @@ Deno.test("parseFrontMatter: one level of nested mapping; deeper levels are stri
     metadata: { "short-description": "sd10", other: "x", nested: "deeper: y" },
   });
 });
+
+Deno.test("parseFrontMatter: null, flow lists and flow mappings are no strings, as upstream reads them", () => {
+  const front = parseFrontMatter(
+    "---\nname: ~\ndescription: [a, b]\nmetadata: {short-description: short one, x: 'y'}\n" +
+      "other: null\nkept: [unclosed\n---\n",
+  );
+  assert.deepEqual(front, {
+    name: null,
+    description: ["a", "b"],
+    metadata: { "short-description": "short one", x: "y" },
+    other: null,
+    kept: "[unclosed",
+  });
+  // A byte order mark before the first line: no front matter at all.
+  assert.equal(parseFrontMatter("\uFEFF---\nname: bom\ndescription: d\n---\n"), undefined);
+});
