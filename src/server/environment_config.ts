@@ -17,7 +17,13 @@ import { readFile, realpath, stat } from "node:fs/promises";
 import os from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { parse, stringify, TomlError } from "smol-toml";
+
+/**
+ * smol-toml, loaded by the first read: most sessions never ask, and every
+ * stdio server's start (which an ssh client waits for) would pay for it.
+ */
+let toml: typeof import("smol-toml") | undefined;
+const loadTomlLibrary = async () => toml ??= await import("smol-toml");
 import { projectDirs, trustedDirs } from "./project_layers.ts";
 import { errnoOf } from "../runtime/errno.ts";
 import { internalError, invalidParams } from "../protocol/errors.ts";
@@ -113,9 +119,9 @@ async function loadToml(path: string): Promise<Table | undefined> {
     });
   }
   try {
-    return parse(text) as Table;
+    return toml!.parse(text) as Table;
   } catch (err) {
-    const where = err instanceof TomlError ? `:${err.line}:${err.column}` : "";
+    const where = err instanceof toml!.TomlError ? `:${err.line}:${err.column}` : "";
     const reason = err instanceof Error ? err.message.split("\n")[0] : String(err);
     throw internalError(`failed to load executor-local config: ${path}${where}: ${reason}`);
   }
@@ -134,7 +140,11 @@ function layersOf(candidates: Candidate[], paths: TomlPath[], beforeCloud: numbe
   candidates.forEach((c, i) => {
     const part = c.doc && paths.length > 0 ? selectTomlPaths(c.doc, paths) : undefined;
     if (!part) return;
-    layers.push({ source: c.source, baseDir: pathToFileURL(c.dir).href, toml: stringify(part) });
+    layers.push({
+      source: c.source,
+      baseDir: pathToFileURL(c.dir).href,
+      toml: toml!.stringify(part),
+    });
     if (i < beforeCloud) cloudInsertionIndex++;
   });
   return { layers, cloudInsertionIndex };
@@ -183,6 +193,7 @@ export async function readEnvironmentConfig(
   if (configPaths.length === 0 && requirementsPaths.length === 0) {
     throw invalidParams("at least one config or requirements path is required");
   }
+  await loadTomlLibrary();
   const codexHome = await codexHomeOf(places);
   const systemFile = join(places.systemDir, "config.toml");
   const userFile = join(codexHome, "config.toml");

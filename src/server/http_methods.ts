@@ -21,9 +21,17 @@ import {
 import { paramsObject } from "../protocol/validate.ts";
 import { ResultWithEffect } from "../rpc/peer.ts";
 import type { SandboxReader } from "./fs_sandbox.ts";
-import { bodyErrorMessage, type HttpExchange, openExchange } from "./http_request.ts";
+import type { HttpExchange } from "./http_request.ts";
 import { addHandler, type Answer, type MethodHandler } from "./method_handlers.ts";
 import type { NotificationSink } from "./process_table.ts";
+
+/**
+ * ./http_request.ts, loaded by the first request: node:http, node:https
+ * and node:zlib would otherwise add to every stdio server's start, which
+ * an ssh client waits for.
+ */
+let exchangeModule: typeof import("./http_request.ts") | undefined;
+const loadExchanges = async () => exchangeModule ??= await import("./http_request.ts");
 
 /** Options of {@linkcode HttpRequests}. */
 export interface HttpRequestsOptions {
@@ -85,7 +93,7 @@ export class HttpRequests {
     if (request.stream) this.#streams.set(request.requestId, undefined);
     let exchange: HttpExchange;
     try {
-      exchange = await openExchange(request);
+      exchange = await (await loadExchanges()).openExchange(request);
     } catch (err) {
       if (request.stream) this.#streams.delete(request.requestId);
       throw internalError(`http/request failed: ${(err as Error).message}`);
@@ -117,6 +125,7 @@ export class HttpRequests {
       }
     } catch (err) {
       if (err instanceof RpcError) throw err;
+      const { bodyErrorMessage } = await loadExchanges();
       throw internalError(`failed to read http/request response body: ${bodyErrorMessage(err)}`);
     }
     const all = new Uint8Array(bytes);
@@ -151,7 +160,8 @@ export class HttpRequests {
       }
     });
     exchange.body.once("end", () => finish(null));
-    exchange.body.once("error", (err) => finish(bodyErrorMessage(err)));
+    // Loaded already: this exchange was opened by it.
+    exchange.body.once("error", (err) => finish(exchangeModule!.bodyErrorMessage(err)));
     exchange.body.once("close", () => finish("the response ended early"));
   }
 }
