@@ -12,20 +12,17 @@ import os from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
-import { type Msg, TestServer } from "./harness.ts";
-import { withTempDir } from "./server_helpers.ts";
+import type { Msg, TestServer } from "./harness.ts";
+import { codexServer, withTempDir } from "./server_helpers.ts";
 
 const uri = (path: string) => pathToFileURL(path).href;
 
 /** A Codex-dialect server with `env` (HOME moved keeps Deno's cache where it was). */
-async function codexServer(env: Record<string, string>): Promise<TestServer> {
+function hostServer(env: Record<string, string>): Promise<TestServer> {
   const cache: Record<string, string> = process.env.DENO_DIR || process.env.XDG_CACHE_HOME
     ? {}
     : { DENO_DIR: join(os.homedir(), ".cache", "deno") };
-  const s = new TestServer(["--log-level", "off"], { env: { ...cache, ...env } });
-  await s.call("initialize", { clientName: "codex-environment", resumeSessionId: null });
-  s.notify("initialized", {});
-  return s;
+  return codexServer({ env: { ...cache, ...env } });
 }
 
 /** Write `files` (path relative to `dir` → text) below `dir`. */
@@ -45,7 +42,7 @@ const ours = (result: Msg) =>
   ]);
 
 Deno.test("codex dialect: environment/status is ready", async () => {
-  await using s = await codexServer({});
+  await using s = await hostServer({});
   assert.deepEqual(await s.call("environment/status", {}), { status: "ready" });
   assert.deepEqual(await s.call("environment/status"), { status: "ready" });
 });
@@ -70,7 +67,7 @@ Deno.test("codex dialect: environmentConfig/read answers the server's own layers
       "trusted/.codex/config.toml": `[mcp_servers.proj]\ncommand = "p"\n`,
       "untrusted/.codex/config.toml": `[mcp_servers.never]\ncommand = "n"\n`,
     });
-    await using s = await codexServer({ CODEX_HOME: home });
+    await using s = await hostServer({ CODEX_HOME: home });
     const read = (cwd: string, configPaths: string[][], requirementsPaths: string[][] = []) =>
       s.request("environmentConfig/read", { cwd, configPaths, requirementsPaths });
     const user = [
@@ -106,7 +103,7 @@ Deno.test("codex dialect: environmentConfig/read refuses bad params and bad file
   await withTempDir(async (tmp) => {
     const dir = await realpath(tmp);
     await files(dir, { "good/config.toml": "model = 1\n", "bad/config.toml": "model = \n[x" });
-    await using good = await codexServer({ CODEX_HOME: join(dir, "good") });
+    await using good = await hostServer({ CODEX_HOME: join(dir, "good") });
     const read = (s: TestServer, params: unknown) => s.request("environmentConfig/read", params);
     const cwd = uri(dir);
     const empty = await read(good, { cwd, configPaths: [], requirementsPaths: [] });
@@ -124,12 +121,12 @@ Deno.test("codex dialect: environmentConfig/read refuses bad params and bad file
       assert.equal(res.error?.code, -32602, JSON.stringify([params, res]));
       assert.match(res.error.message, message);
     }
-    await using bad = await codexServer({ CODEX_HOME: join(dir, "bad") });
+    await using bad = await hostServer({ CODEX_HOME: join(dir, "bad") });
     const broken = await read(bad, { cwd, configPaths: [["model"]], requirementsPaths: [] });
     assert.equal(broken.error?.code, -32603);
     assert.ok(broken.error.message.startsWith("failed to load executor-local config: "));
     assert.ok(broken.error.message.includes(`${dir}/bad/config.toml`), broken.error.message);
-    await using missing = await codexServer({ CODEX_HOME: join(dir, "missing") });
+    await using missing = await hostServer({ CODEX_HOME: join(dir, "missing") });
     const gone = await read(missing, { cwd, configPaths: [["model"]], requirementsPaths: [] });
     assert.equal(gone.error?.code, -32603);
     assert.match(gone.error.message, /^failed to find Codex home: .* does not exist$/);
@@ -164,7 +161,7 @@ Deno.test("codex dialect: capabilities/discoverV2 lists the host's plugins and s
   await withTempDir(async (tmp) => {
     const dir = await realpath(tmp);
     const { home, user, plugin } = await discoveryFixture(dir);
-    await using s = await codexServer({ CODEX_HOME: home, HOME: user });
+    await using s = await hostServer({ CODEX_HOME: home, HOME: user });
     const got = await s.call("capabilities/discoverV2", { cwd: uri(dir), sandbox: null });
     const root = `${plugin}/1.10.0`;
     assert.deepEqual(got.plugins, [{
@@ -211,7 +208,7 @@ Deno.test("codex dialect: capabilityRoots/discoverV1 returns the raw files below
   await withTempDir(async (tmp) => {
     const dir = await realpath(tmp);
     const { home, user, plugin } = await discoveryFixture(dir);
-    await using s = await codexServer({ CODEX_HOME: home, HOME: user });
+    await using s = await hostServer({ CODEX_HOME: home, HOME: user });
     const root = (id: string, path: string) => ({ id, path, sandbox: null });
     const { roots } = await s.call("capabilityRoots/discoverV1", {
       roots: [

@@ -8,19 +8,13 @@ import assert from "node:assert/strict";
 import { existsSync, lstatSync, readFileSync } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { b64, type Msg, TestServer } from "./harness.ts";
+import { b64, type Msg, type TestServer } from "./harness.ts";
+import { codexServer } from "./server_helpers.ts";
 
 const NOT_FOUND = -32004;
 const INVALID_REQUEST = -32600;
 const INVALID_PARAMS = -32602;
 const INTERNAL = -32603;
-
-async function codexServer(): Promise<TestServer> {
-  const s = new TestServer(["--log-level", "off"]);
-  await s.request("initialize", { clientName: "codex-environment", resumeSessionId: null });
-  s.notify("initialized", {});
-  return s;
-}
 
 /** A symlink-free temp dir: file.txt, dir/inner.txt, dir/sub, and links to each. */
 async function tree(): Promise<string> {

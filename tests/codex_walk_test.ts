@@ -11,17 +11,10 @@ import { chmod, mkdir, realpath, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
-import { type Msg, serverCommand, TestServer } from "./harness.ts";
-import { withTempDir } from "./server_helpers.ts";
+import { type Msg, serverCommand, type TestServer } from "./harness.ts";
+import { codexServer, withTempDir } from "./server_helpers.ts";
 
 const uri = (path: string) => pathToFileURL(path).href;
-
-async function codexServer(command?: string[]): Promise<TestServer> {
-  const s = new TestServer(["--log-level", "off"], command ? { command } : {});
-  await s.call("initialize", { clientName: "codex-environment", resumeSessionId: null });
-  s.notify("initialized", {});
-  return s;
-}
 
 const ALL = { maxDepth: 64, maxDirectories: 10_000, maxEntries: 50_000 };
 
@@ -212,7 +205,7 @@ Deno.test({
       await writeFile(join(dir, "locked", "secret"), "s");
       await writeFile(join(dir, "open", "o"), "o");
       await chmod(join(dir, "locked"), 0o000);
-      await using s = await codexServer(root ? [...NO_DAC, ...serverCommand()] : undefined);
+      await using s = await codexServer(root ? { command: [...NO_DAC, ...serverCommand()] } : {});
       const res = (await walk(s, uri(dir))).result;
       assert.deepEqual(listed(dir, res), ["d locked", "d open", "f open/o"]);
       assert.equal(res.errors.length, 1);

@@ -13,18 +13,10 @@ import { randomBytes } from "node:crypto";
 import { chmod, lstat, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { b64, type Msg, TestServer, unb64Bytes } from "./harness.ts";
-import { initializeResult, withTempDir } from "./server_helpers.ts";
+import { codexServer, initializeResult, withTempDir } from "./server_helpers.ts";
 import { codexWorkspaceWrite, type SandboxBox, sandboxBox } from "./sandbox_fixture.ts";
 
 const MiB = 1024 * 1024;
-
-/** A server whose first message is the Codex CLI's `initialize`. */
-async function codexServer(): Promise<TestServer> {
-  const s = new TestServer(["--log-level", "off"]);
-  await s.call("initialize", { clientName: "codex-environment", resumeSessionId: null });
-  s.notify("initialized", {});
-  return s;
-}
 
 /** Send every request at once, then wait for all the answers, in request order. */
 async function pipelined(

@@ -234,3 +234,13 @@ export class ForwardProxy {
     await new Promise((resolve) => this.server.close(resolve));
   }
 }
+
+/** Run `fn` against a fresh {@linkcode Origin}, closed afterwards. */
+export async function withOrigin(fn: (origin: Origin) => Promise<void>): Promise<void> {
+  const origin = await Origin.start();
+  try {
+    await fn(origin);
+  } finally {
+    await origin.close();
+  }
+}

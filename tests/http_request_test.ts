@@ -6,16 +6,13 @@
  * Streamed bodies: http_stream_test.ts; proxies and v0: http_proxy_test.ts.
  */
 import assert from "node:assert/strict";
-import { NO_PROXY_ENV, Origin, type Seen } from "./http_fixture.ts";
-import { b64, type Msg, TestServer, unb64 } from "./harness.ts";
+import { NO_PROXY_ENV, Origin, type Seen, withOrigin } from "./http_fixture.ts";
+import { b64, type Msg, type TestServer, unb64 } from "./harness.ts";
+import { codexServer } from "./server_helpers.ts";
 
-/** A Codex-dialect server whose environment has no proxy, plus `env`. */
-async function codexServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const s = new TestServer(["--log-level", "off"], { env: { ...NO_PROXY_ENV, ...env } });
-  await s.call("initialize", { clientName: "codex-environment", resumeSessionId: null });
-  s.notify("initialized", {});
-  return s;
-}
+/** A Codex-dialect server that reaches the test origin directly. */
+const httpServer = (env: Record<string, string> = {}) =>
+  codexServer({ env: { ...NO_PROXY_ENV, ...env } });
 
 let nextId = 0;
 /** An `http/request` with a fresh requestId; `extra` laid over. */
@@ -28,17 +25,8 @@ const echoed = (res: Msg): Seen => JSON.parse(unb64(res.result.bodyBase64));
 const headerValues = (seen: Seen, name: string) =>
   seen.headers.filter(([n]) => n.toLowerCase() === name).map(([, v]) => v);
 
-async function withOrigin(fn: (origin: Origin) => Promise<void>): Promise<void> {
-  const origin = await Origin.start();
-  try {
-    await fn(origin);
-  } finally {
-    await origin.close();
-  }
-}
-
 Deno.test("http/request: the request as given, the answer's status, headers and body", async () => {
-  await using s = await codexServer();
+  await using s = await httpServer();
   await withOrigin(async (origin) => {
     const res = await request(s, "POST", origin.url("/echo?q=1"), {
       headers: [
@@ -78,7 +66,7 @@ Deno.test("http/request: the request as given, the answer's status, headers and 
 Deno.test("http/request: valueEnvVar is read from the server's environment", async () => {
   const name = "EXEC_SERVER_TEST_MCP_TOKEN";
   assert.equal(Deno.env.get(name), undefined, "only the server has it");
-  await using s = await codexServer({ [name]: "sekrit" });
+  await using s = await httpServer({ [name]: "sekrit" });
   await withOrigin(async (origin) => {
     const auth = (valueEnvVar: string) => ({
       headers: [{ name: "Authorization", value: "Bearer ", valueEnvVar }],
@@ -96,7 +84,7 @@ Deno.test("http/request: valueEnvVar is read from the server's environment", asy
 });
 
 Deno.test("http/request: bad params are -32602 and nothing is sent", async () => {
-  await using s = await codexServer();
+  await using s = await httpServer();
   await withOrigin(async (origin) => {
     const cases: [Msg, string][] = [
       [{ url: "ftp://127.0.0.1/x" }, "http/request only supports http and https URLs, got ftp"],
@@ -120,7 +108,7 @@ Deno.test("http/request: bad params are -32602 and nothing is sent", async () =>
 });
 
 Deno.test("http/request: redirects are followed, or answered with stop", async () => {
-  await using s = await codexServer();
+  await using s = await httpServer();
   await withOrigin(async (origin) => {
     const to = (code: number, target: string) =>
       origin.url(`/redirect?code=${code}&to=${encodeURIComponent(target)}`);
@@ -161,7 +149,7 @@ Deno.test("http/request: redirects are followed, or answered with stop", async (
 });
 
 Deno.test("http/request: a redirect to another origin drops authorization and cookies", async () => {
-  await using s = await codexServer();
+  await using s = await httpServer();
   await withOrigin(async (first) => {
     await withOrigin(async (second) => {
       const credentials = {
@@ -189,7 +177,7 @@ Deno.test("http/request: a redirect to another origin drops authorization and co
 });
 
 Deno.test("http/request: a gzip body is decoded and its encoding headers dropped", async () => {
-  await using s = await codexServer();
+  await using s = await httpServer();
   await withOrigin(async (origin) => {
     const res = await request(s, "GET", origin.url("/gzip"));
     assert.equal(unb64(res.result.bodyBase64), "hello, gzip");
@@ -202,7 +190,7 @@ Deno.test("http/request: a gzip body is decoded and its encoding headers dropped
 });
 
 Deno.test("http/request: transport failures are -32603", async () => {
-  await using s = await codexServer();
+  await using s = await httpServer();
   await withOrigin(async (origin) => {
     const gone = await Origin.start();
     await gone.close();
@@ -218,7 +206,7 @@ Deno.test("http/request: transport failures are -32603", async () => {
 });
 
 Deno.test("http/request: timeoutMs bounds the whole exchange, on a reused host too", async () => {
-  await using s = await codexServer();
+  await using s = await httpServer();
   await withOrigin(async (origin) => {
     // A first exchange with the host, so that a kept-alive connection would be reused.
     assert.equal((await request(s, "GET", origin.url("/echo"))).result.status, 200);
@@ -232,7 +220,7 @@ Deno.test("http/request: timeoutMs bounds the whole exchange, on a reused host t
 });
 
 Deno.test("http/request: a sandbox that restricts the network is refused", async () => {
-  await using s = await codexServer();
+  await using s = await httpServer();
   await withOrigin(async (origin) => {
     const sandbox = (network: string) => ({ permissions: { type: "external", network } });
     const refused = await request(s, "GET", origin.url("/echo"), {

@@ -8,15 +8,12 @@
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { bigBody, NO_PROXY_ENV, Origin } from "./http_fixture.ts";
-import { type Msg, TestServer, unb64 } from "./harness.ts";
+import { bigBody, NO_PROXY_ENV, withOrigin } from "./http_fixture.ts";
+import { type Msg, type TestServer, unb64 } from "./harness.ts";
+import { codexServer } from "./server_helpers.ts";
 
-async function codexServer(): Promise<TestServer> {
-  const s = new TestServer(["--log-level", "off"], { env: NO_PROXY_ENV });
-  await s.call("initialize", { clientName: "codex-environment", resumeSessionId: null });
-  s.notify("initialized", {});
-  return s;
-}
+/** A Codex-dialect server that reaches the test origin directly. */
+const httpServer = () => codexServer({ env: NO_PROXY_ENV });
 
 function streamed(s: TestServer, requestId: string, url: string, extra: Msg = {}): Promise<Msg> {
   return s.request("http/request", {
@@ -40,17 +37,8 @@ async function finished(s: TestServer, id: string): Promise<Msg[]> {
   return deltasOf(s, id);
 }
 
-async function withOrigin(fn: (origin: Origin) => Promise<void>): Promise<void> {
-  const origin = await Origin.start();
-  try {
-    await fn(origin);
-  } finally {
-    await origin.close();
-  }
-}
-
 Deno.test("http/request streamed: the head answers, then numbered deltas and an empty done", async () => {
-  await using s = await codexServer();
+  await using s = await httpServer();
   await withOrigin(async (origin) => {
     const res = await streamed(s, "st-1", origin.url("/held/one"));
     assert.equal(res.result.status, 200, JSON.stringify(res));
@@ -83,7 +71,7 @@ Deno.test("http/request streamed: the head answers, then numbered deltas and an 
 });
 
 Deno.test("http/request streamed: an active requestId is refused until its stream ends", async () => {
-  await using s = await codexServer();
+  await using s = await httpServer();
   await withOrigin(async (origin) => {
     assert.equal((await streamed(s, "dup", origin.url("/held/dup"))).result?.status, 200);
     await origin.heldOpen("dup");
@@ -115,7 +103,7 @@ Deno.test("http/request streamed: an active requestId is refused until its strea
 });
 
 Deno.test("http/request: a multi-MB body is reassembled exactly, streamed and buffered", async () => {
-  await using s = await codexServer();
+  await using s = await httpServer();
   await withOrigin(async (origin) => {
     const n = 5 * 1024 * 1024 + 123;
     const want = bigBody(n);
@@ -141,7 +129,7 @@ Deno.test("http/request: a multi-MB body is reassembled exactly, streamed and bu
 });
 
 Deno.test("http/request streamed: a body cut short ends with an error", async () => {
-  await using s = await codexServer();
+  await using s = await httpServer();
   await withOrigin(async (origin) => {
     assert.equal((await streamed(s, "cut", origin.url("/cut"))).result?.status, 200);
     const deltas = await finished(s, "cut");
@@ -155,7 +143,7 @@ Deno.test("http/request streamed: a body cut short ends with an error", async ()
 });
 
 Deno.test("http/request streamed: timeoutMs ends a stalled body with an error", async () => {
-  await using s = await codexServer();
+  await using s = await httpServer();
   await withOrigin(async (origin) => {
     const res = await streamed(s, "slow", origin.url("/hang"), { timeoutMs: 500 });
     if (res.error) {

@@ -6,21 +6,14 @@
 import assert from "node:assert/strict";
 import { lstat, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { b64, type Msg, TestServer } from "./harness.ts";
+import { b64, type Msg, type TestServer } from "./harness.ts";
+import { codexServer } from "./server_helpers.ts";
 import {
   bwrapMissing,
   codexWorkspaceWrite,
   type SandboxBox,
   sandboxBox,
 } from "./sandbox_fixture.ts";
-
-/** A server whose first message is the Codex CLI's `initialize`. */
-async function codexServer(): Promise<TestServer> {
-  const s = new TestServer(["--log-level", "off"]);
-  await s.call("initialize", { clientName: "codex-environment", resumeSessionId: null });
-  s.notify("initialized", {});
-  return s;
-}
 
 const special = (kind: string, extra: Msg = {}) => ({
   type: "special",

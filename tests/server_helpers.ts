@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { b64, type Msg, TestServer } from "./harness.ts";
+import { b64, type Msg, TestServer, type TestServerOptions } from "./harness.ts";
 
 /**
  * Run `fn` in a fresh temp dir named `${prefix}XXXXXX`, removing it afterwards
@@ -43,6 +43,17 @@ export async function withServer(
     const { code } = await s.close();
     assert.equal(code, 0, `server exit code; stderr: ${s.stderr}`);
   }
+}
+
+/**
+ * A server (quiet, started with `options`) that has done the Codex CLI's
+ * handshake: `initialize` with `resumeSessionId: null`, then `initialized`.
+ */
+export async function codexServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const s = new TestServer(["--log-level", "off"], options);
+  await s.call("initialize", { clientName: "codex-environment", resumeSessionId: null });
+  s.notify("initialized", {});
+  return s;
 }
 
 /** The `initialize` result a {@linkcode TestServer.start} received. */
