@@ -21,6 +21,77 @@ const MAX_SYMLINK_HOPS = 40;
 const op = "writeFile";
 
 /**
+ * A temporary file beside the file a path names, that will replace it
+ * with the old file's mode and owner: `writeFile` writes it at once, a
+ * `replace` file handle block by block.
+ */
+export interface Replacement {
+  /** The file replaced: the path with a final symlink followed. */
+  target: string;
+  /** The temporary file, beside the target. */
+  temp: string;
+  /** The target as it was, undefined when it did not exist. */
+  existing: Stats | undefined;
+  /** The temporary file, open for writing. */
+  file: fsp.FileHandle;
+}
+
+/**
+ * Open a {@linkcode Replacement} for `path` (already checked to be
+ * absolute), its temporary file named with `suffix`. Refuses directories
+ * (`EISDIR`) and existing non-regular files (`EINVAL`); failures are
+ * `FileSystemError`s of operation `op`.
+ */
+export async function openReplacement(
+  op: string,
+  path: string,
+  suffix?: string,
+): Promise<Replacement> {
+  if (path.endsWith("/")) throw osError(op, path, { code: "EISDIR" });
+  const target = await orOsError(op, path, () => resolveFinalSymlinks(path));
+  const existing = await orOsError(op, path, () => statOrUndefined(target));
+  if (existing?.isDirectory()) throw osError(op, path, { code: "EISDIR" });
+  if (existing && !existing.isFile()) {
+    throw refused(op, path, "EINVAL", `${kindOf(existing)} cannot be replaced by a file`);
+  }
+  const temp = tempName(target, suffix);
+  // A replacement starts private so the new bytes are never visible under
+  // looser permissions than the old file had; a new file gets the usual
+  // 0666 minus umask.
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+  const file = await orOsError(op, path, () => fsp.open(temp, flags, existing ? 0o600 : 0o666));
+  return { target, temp, existing, file };
+}
+
+/**
+ * The temporary file takes the target's place: the old mode and owner,
+ * fsync, rename, fsync of the directory. On failure it is removed and the
+ * error, of operation `op` at `path`, thrown.
+ */
+export async function commitReplacement(r: Replacement, op: string, path: string): Promise<void> {
+  try {
+    if (r.existing) {
+      // Owner first: chown clears set-id bits that chmod then restores.
+      await r.file.chown(r.existing.uid, r.existing.gid).catch(() => {});
+      await r.file.chmod(r.existing.mode & 0o7777);
+    }
+    await r.file.sync();
+    await r.file.close();
+    await fsp.rename(r.temp, r.target);
+  } catch (err) {
+    await abandonReplacement(r);
+    throw osError(op, path, err);
+  }
+  await syncDirectory(dirname(r.target));
+}
+
+/** Close and remove the temporary file: the target stays as it was. */
+export async function abandonReplacement(r: Replacement): Promise<void> {
+  await r.file.close().catch(() => {});
+  await fsp.unlink(r.temp).catch(() => {});
+}
+
+/**
  * Create or replace the file at `path` (already checked to be absolute)
  * atomically. Refuses directories (`EISDIR`) and existing non-regular files
  * (`EINVAL`); failures are `FileSystemError`s.
@@ -32,41 +103,14 @@ const op = "writeFile";
  * ```
  */
 export async function atomicWrite(path: string, data: Uint8Array): Promise<void> {
-  if (path.endsWith("/")) throw osError(op, path, { code: "EISDIR" });
-  const target = await orOsError(op, path, () => resolveFinalSymlinks(path));
-  const existing = await orOsError(op, path, () => statOrUndefined(target));
-  if (existing?.isDirectory()) throw osError(op, path, { code: "EISDIR" });
-  if (existing && !existing.isFile()) {
-    throw refused(op, path, "EINVAL", `${kindOf(existing)} cannot be replaced by a file`);
-  }
-  const temp = tempName(target);
-  // A replacement starts private so the new bytes are never visible under
-  // looser permissions than the old file had; a new file gets the usual
-  // 0666 minus umask.
-  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
-  const mode = existing ? 0o600 : 0o666;
-  let handle: fsp.FileHandle | undefined = await orOsError(
-    op,
-    path,
-    () => fsp.open(temp, flags, mode),
-  );
+  const r = await openReplacement(op, path);
   try {
-    await writeAll(handle, data, null);
-    if (existing) {
-      // Owner first: chown clears set-id bits that chmod then restores.
-      await handle.chown(existing.uid, existing.gid).catch(() => {});
-      await handle.chmod(existing.mode & 0o7777);
-    }
-    await handle.sync();
-    await handle.close();
-    handle = undefined;
-    await fsp.rename(temp, target);
+    await writeAll(r.file, data, null);
   } catch (err) {
-    await handle?.close().catch(() => {});
-    await fsp.unlink(temp).catch(() => {});
+    await abandonReplacement(r);
     throw osError(op, path, err);
   }
-  await syncDirectory(dirname(target));
+  await commitReplacement(r, op, path);
 }
 
 /**

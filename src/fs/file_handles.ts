@@ -9,15 +9,18 @@
  *
  * @module
  */
-import { constants, type Stats } from "node:fs";
+import { constants } from "node:fs";
 import * as fsp from "node:fs/promises";
-import { dirname } from "node:path";
 import { writeAll } from "../runtime/file_write.ts";
 import { ByteBudget } from "../util/byte_budget.ts";
-import { resolveFinalSymlinks, syncDirectory } from "./atomic_write.ts";
+import {
+  abandonReplacement,
+  commitReplacement,
+  openReplacement,
+  type Replacement,
+} from "./atomic_write.ts";
 import { orOsError, osError, refused } from "./errno.ts";
-import { kindOf, statOrUndefined } from "./stat.ts";
-import { partialName } from "./stream_target.ts";
+import { kindOf } from "./stat.ts";
 
 /** What a handle is for. */
 export type HandleMode = "read" | "replace";
@@ -53,12 +56,6 @@ export interface FileHandleLimits {
   maxOpen: number;
   /** The most block bytes being read or written at once; more requests wait. */
   maxBytesInFlight: number;
-}
-
-interface Replacement {
-  target: string;
-  temp: string;
-  existing: Stats | undefined;
 }
 
 interface OpenHandle {
@@ -255,29 +252,15 @@ export class FileHandles {
   /** The temporary file takes the target's place; on failure it is removed. */
   async #commit(handle: OpenHandle, r: Replacement): Promise<void> {
     handle.replacement = undefined;
-    try {
-      if (r.existing) {
-        // Owner first: chown clears set-id bits that chmod then restores.
-        await handle.file.chown(r.existing.uid, r.existing.gid).catch(() => {});
-        await handle.file.chmod(r.existing.mode & 0o7777);
-      }
-      await handle.file.sync();
-      await handle.file.close();
-      await fsp.rename(r.temp, r.target);
-    } catch (err) {
-      await handle.file.close().catch(() => {});
-      await fsp.unlink(r.temp).catch(() => {});
-      throw osError("writeBlock", r.target, err);
-    }
-    await syncDirectory(dirname(r.target));
+    await commitReplacement(r, "writeBlock", r.target);
   }
 }
 
 /** Close `handle` after its operations, removing a replace handle's temporary file. */
 async function discard(handle: OpenHandle): Promise<void> {
   await handle.tail.catch(() => {});
-  await handle.file.close().catch(() => {});
-  if (handle.replacement) await fsp.unlink(handle.replacement.temp).catch(() => {});
+  if (handle.replacement) await abandonReplacement(handle.replacement);
+  else await handle.file.close().catch(() => {});
   handle.replacement = undefined;
 }
 
@@ -303,21 +286,6 @@ async function openForRead(path: string): Promise<OpenHandle> {
 
 /** A new temporary file beside the file `path` names, to replace it later. */
 async function openForReplace(path: string): Promise<OpenHandle> {
-  if (path.endsWith("/")) throw osError("open", path, { code: "EISDIR" });
-  const target = await orOsError("open", path, () => resolveFinalSymlinks(path));
-  const existing = await orOsError("open", path, () => statOrUndefined(target));
-  if (existing?.isDirectory()) throw osError("open", path, { code: "EISDIR" });
-  if (existing && !existing.isFile()) {
-    throw refused("open", path, "EINVAL", `${kindOf(existing)} cannot be replaced by a file`);
-  }
-  const temp = partialName(target);
-  // Private until committed when it replaces a file, as writeFile does.
-  const flags = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL;
-  const file = await orOsError("open", path, () => fsp.open(temp, flags, existing ? 0o600 : 0o666));
-  return {
-    mode: "replace",
-    file,
-    replacement: { target, temp, existing },
-    tail: Promise.resolve(),
-  };
+  const replacement = await openReplacement("open", path, "partial");
+  return { mode: "replace", file: replacement.file, replacement, tail: Promise.resolve() };
 }
