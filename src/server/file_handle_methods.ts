@@ -17,10 +17,11 @@ import {
   checkOpenMode,
   FileHandleRequests,
   MAX_BLOCK_BYTES,
+  MAX_OPEN_HANDLES,
 } from "../protocol/file_handles.ts";
 import { optionalBoolean, paramsObject, requireAbsolutePath } from "../protocol/validate.ts";
 import { requireBase64 } from "../protocol/validate.ts";
-import { FileHandleError, type FileHandles } from "../fs/file_handles.ts";
+import { FileHandleError, FileHandles } from "../fs/file_handles.ts";
 import { FileSystemError } from "../fs/types.ts";
 import { fileSystemRpcError } from "./fs_methods.ts";
 import { sandboxGate, type SandboxReader } from "./fs_sandbox.ts";
@@ -138,6 +139,11 @@ export function fileHandleMethods(
     [fsWriteBlock.method, writeBlock],
     [fsClose.method, close],
   ]);
+}
+
+/** A session's (or a v0 connection's) handle table, with this server's limits. */
+export function sessionFileHandles(): FileHandles {
+  return new FileHandles({ maxOpen: MAX_OPEN_HANDLES, maxBytesInFlight: BLOCK_BYTES_IN_FLIGHT });
 }
 
 /** The limits v0 announces in `capabilities.fileHandles`. */

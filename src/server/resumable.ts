@@ -14,9 +14,7 @@ import type { FrameConnection } from "../rpc/connection.ts";
 import { codexEnvironmentMethods } from "./codex_environment_methods.ts";
 import { codexFsMethods, readCodexSandbox } from "./codex_fs_methods.ts";
 import { HttpRequests } from "./http_methods.ts";
-import { FileHandles } from "../fs/file_handles.ts";
-import { MAX_OPEN_HANDLES } from "../protocol/file_handles.ts";
-import { BLOCK_BYTES_IN_FLIGHT, fileHandleMethods } from "./file_handle_methods.ts";
+import { fileHandleMethods, sessionFileHandles } from "./file_handle_methods.ts";
 import { codexProcessMethods } from "./codex_process_methods.ts";
 import { CODEX_DIALECT } from "./dialect.ts";
 import type { MethodHandler } from "./method_handlers.ts";
@@ -71,10 +69,7 @@ export class ResumableSession {
   #sink = new SwitchableSink();
   #watches: MissingWatches;
   #http: HttpRequests;
-  #handles = new FileHandles({
-    maxOpen: MAX_OPEN_HANDLES,
-    maxBytesInFlight: BLOCK_BYTES_IN_FLIGHT,
-  });
+  #handles = sessionFileHandles();
   #attached = false;
   #graceTimer: ReturnType<typeof setTimeout> | undefined;
 

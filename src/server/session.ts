@@ -24,12 +24,11 @@ import { ProcessTable } from "./process_table.ts";
 import { environmentInfo } from "./environment_info.ts";
 import { walkHandler } from "./walk_methods.ts";
 import { HttpRequests } from "./http_methods.ts";
-import { FileHandles } from "../fs/file_handles.ts";
 import { MAX_OPEN_HANDLES } from "../protocol/file_handles.ts";
 import {
-  BLOCK_BYTES_IN_FLIGHT,
   fileHandleCapability,
   fileHandleMethods,
+  sessionFileHandles,
 } from "./file_handle_methods.ts";
 import { FsWalk } from "../protocol/walk.ts";
 import { type ResumableSession, SessionRegistry } from "./resumable.ts";
@@ -114,10 +113,7 @@ export class Session {
   #table: ProcessTable;
   #http: HttpRequests;
   /** v0's handles live as long as the connection. */
-  #handles = new FileHandles({
-    maxOpen: MAX_OPEN_HANDLES,
-    maxBytesInFlight: BLOCK_BYTES_IN_FLIGHT,
-  });
+  #handles = sessionFileHandles();
   #handlers: Map<string, MethodHandler>;
   #state: HandshakeState = "new";
   /** Set while the `initialize` answer is being made; requests behind it wait for it. */
