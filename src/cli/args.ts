@@ -36,6 +36,10 @@ export interface CliOptions {
   maxProcesses?: number;
   /** `--session-grace-ms`. */
   sessionGraceMs?: number;
+  /** `--max-ttl-ms`. */
+  maxTtlMs?: number;
+  /** `--session-dir` (a path), or null for `--no-session-dir`; undefined: the default. */
+  sessionDir?: string | null;
   /** `--max-exited-processes`. */
   maxExitedProcesses?: number;
   /** `--max-exited-output-bytes`. */
@@ -94,14 +98,35 @@ Limits (sizes accept K, M, G suffixes: 1M = 1048576):
                                closed (default 250)
   --output-high-water-bytes N  queued output at which processes pause (default 4M)
   --shutdown-grace-ms N        on SIGTERM/SIGINT: SIGTERM children, SIGKILL after N ms (default 2000)
-  --session-grace-ms N         Codex dialect: how long a dropped connection's processes keep
-                               running for the client to resume (default 60000)
+  --session-grace-ms N         sessions (Codex dialect, v0 with "session"): how long a dropped
+                               connection's processes keep running for the client to resume
+                               (default 60000)
+  --max-ttl-ms N               the longest ttlMs a v0 session's process may ask for (default 24h
+                               = 86400000)
+  --session-dir DIR            where this user's servers find each other's sessions, so that a
+                               new server (a new ssh) resumes a session an ended one still
+                               holds; must be private to the user (default
+                               $XDG_RUNTIME_DIR/exec-server, else $TMPDIR/exec-server-UID)
+  --no-session-dir             sessions resume only through the server that holds them; an
+                               ended stdio server ends its sessions at once
 
 Other:
   --log-level LEVEL            off, error, warn (default), info, debug
   --version                    print the version and the runtime, then exit
   --help                       print this help, then exit
 `;
+
+/** `--session-dir` and `--no-session-dir`, which exclude each other. */
+function parseSessionDir(dir: string | undefined, none: boolean): string | null | undefined {
+  if (none && dir !== undefined) {
+    throw new UsageError("--session-dir and --no-session-dir exclude each other");
+  }
+  if (none) return null;
+  if (dir !== undefined && !dir.startsWith("/")) {
+    throw new UsageError(`--session-dir must be an absolute path, got ${JSON.stringify(dir)}`);
+  }
+  return dir;
+}
 
 const SIZE_RE = /^(\d+)([KMG]i?B?)?$/i;
 
@@ -180,6 +205,9 @@ export function parseCliArgs(args: string[]): CliOptions {
         "output-high-water-bytes": { type: "string" },
         "shutdown-grace-ms": { type: "string" },
         "session-grace-ms": { type: "string" },
+        "max-ttl-ms": { type: "string" },
+        "session-dir": { type: "string" },
+        "no-session-dir": { type: "boolean" },
         "log-level": { type: "string" },
         "max-connections": { type: "string" },
         "token-file": { type: "string" },
@@ -212,6 +240,8 @@ export function parseCliArgs(args: string[]): CliOptions {
     outputHighWaterBytes: parseCount("output-high-water-bytes", v["output-high-water-bytes"], 1024),
     shutdownGraceMs: parseCount("shutdown-grace-ms", v["shutdown-grace-ms"]) ?? 2000,
     sessionGraceMs: parseCount("session-grace-ms", v["session-grace-ms"]),
+    maxTtlMs: parseCount("max-ttl-ms", v["max-ttl-ms"], 1),
+    sessionDir: parseSessionDir(v["session-dir"], v["no-session-dir"] ?? false),
     logLevel,
     maxConnections: parseCount("max-connections", v["max-connections"], 1),
     tokenFile: v["token-file"],

@@ -18,6 +18,7 @@ import { loadNativePty } from "../process/pty_native.ts";
 import { provideNativeCalls } from "../runtime/native_calls.ts";
 import { createLogger, type Logger } from "../server/logger.ts";
 import { ExecServer } from "../server/server.ts";
+import { defaultSessionDir } from "../server/session_dir.ts";
 import type { WebSocketServerHandle } from "../transport/serve_websocket.ts";
 import { StdioConnection } from "../transport/stdio.ts";
 import { VERSION } from "../version.ts";
@@ -49,19 +50,7 @@ export async function main(args: string[]): Promise<number> {
   }
   const logger = createLogger(cli.logLevel);
   prepareProcess(logger);
-  const server = new ExecServer({
-    maxOutputBytes: cli.maxOutputBytes,
-    exitedRetentionMs: cli.exitedRetentionMs,
-    maxProcesses: cli.maxProcesses,
-    maxExitedProcesses: cli.maxExitedProcesses,
-    maxExitedOutputBytes: cli.maxExitedOutputBytes,
-    sessionGraceMs: cli.sessionGraceMs,
-    maxMessageBytes: cli.maxMessageBytes,
-    maxReadFileBytes: cli.maxReadFileBytes,
-    exitDrainMs: cli.exitDrainMs,
-    outputHighWaterBytes: cli.outputHighWaterBytes,
-    logger,
-  });
+  const server = await serverFor(cli, logger);
   let listener: WebSocketServerHandle | undefined;
   /** Waits (bounded) until the client has been sent everything queued. */
   let flushOutput = (): Promise<void> => Promise.resolve();
@@ -83,6 +72,12 @@ export async function main(args: string[]): Promise<number> {
   };
   onSignal("SIGTERM", () => stop("SIGTERM"));
   onSignal("SIGINT", () => stop("SIGINT"));
+  // A hang-up (a terminal's ssh gone) ends the server, unless it keeps
+  // sessions for their clients to resume: that is what they are kept for.
+  onSignal("SIGHUP", () => {
+    if (server.sessionCount === 0) stop("SIGHUP");
+    else logger.info(`SIGHUP: keeping ${server.sessionCount} session(s)`);
+  });
 
   if (cli.listen.kind === "ws") {
     // Loaded only here: the websocket stack (ws, http, crypto) would
@@ -100,13 +95,44 @@ export async function main(args: string[]): Promise<number> {
     reuseWriteBuffer: stdoutWriteCompletes,
   });
   flushOutput = () => flushWithin(conn, cli.shutdownGraceMs);
+  await serveStdio(server, conn, logger);
+  return 0;
+}
+
+/** The server the flags ask for. */
+async function serverFor(cli: CliOptions, logger: Logger): Promise<ExecServer> {
+  return new ExecServer({
+    maxOutputBytes: cli.maxOutputBytes,
+    exitedRetentionMs: cli.exitedRetentionMs,
+    maxProcesses: cli.maxProcesses,
+    maxExitedProcesses: cli.maxExitedProcesses,
+    maxExitedOutputBytes: cli.maxExitedOutputBytes,
+    sessionGraceMs: cli.sessionGraceMs,
+    maxTtlMs: cli.maxTtlMs,
+    sessionDir: cli.sessionDir === null ? undefined : cli.sessionDir ?? await defaultSessionDir(),
+    maxMessageBytes: cli.maxMessageBytes,
+    maxReadFileBytes: cli.maxReadFileBytes,
+    exitDrainMs: cli.exitDrainMs,
+    outputHighWaterBytes: cli.outputHighWaterBytes,
+    logger,
+  });
+}
+
+/** Serve the one stdio connection, then whatever sessions it left, then end. */
+async function serveStdio(server: ExecServer, conn: StdioConnection, logger: Logger) {
   logger.info(`exec-server ${VERSION} serving stdio (${runtimeDescription()})`);
   await server.serve(conn);
-  // A Codex-dialect session over stdio cannot be resumed: end it now rather
-  // than leave its temporary files (abandoned replace handles) behind.
+  if (server.sessionCount > 0 && await server.sessionsReachable()) {
+    // The client went away (an ssh dropped) but its sessions live on: a
+    // later server of this user resumes them through their sockets. This
+    // one exits once the last of them has ended.
+    logger.info(`stdin closed; keeping ${server.sessionCount} session(s) for their clients`);
+    await server.whenIdle();
+  }
+  // Without a usable session directory nobody can resume a stdio session: end it
+  // now rather than leave its temporary files (abandoned replace handles).
   await server.endSessions();
   await conn.close();
-  return 0;
 }
 
 /** What this process sets up before it serves anyone. */

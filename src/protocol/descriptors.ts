@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { ProcessListParams, ProcessListResult } from "./sessions.ts";
 import {
   type EmptyResult,
   type FsCopyParams,
@@ -87,6 +88,8 @@ export interface RequestDescriptors {
   readonly processStart: RequestType<ProcessStartParams, ProcessStartResult>;
   /** `Method.ProcessRead`. */
   readonly processRead: RequestType<ProcessReadParams, ProcessReadResult>;
+  /** [ext] `Method.ProcessList`: a session's processes. */
+  readonly processList: RequestType<ProcessListParams, ProcessListResult>;
   /** `Method.ProcessWrite`. */
   readonly processWrite: RequestType<ProcessWriteParams, ProcessWriteResult>;
   /** `Method.ProcessTerminate`. */
@@ -131,6 +134,7 @@ export const Requests: RequestDescriptors = Object.freeze({
   initialize: request<InitializeParams, InitializeResult>(Method.Initialize),
   processStart: request<ProcessStartParams, ProcessStartResult>(Method.ProcessStart),
   processRead: request<ProcessReadParams, ProcessReadResult>(Method.ProcessRead),
+  processList: request<ProcessListParams, ProcessListResult>(Method.ProcessList),
   processWrite: request<ProcessWriteParams, ProcessWriteResult>(Method.ProcessWrite),
   processTerminate: request<ProcessTerminateParams, ProcessTerminateResult>(
     Method.ProcessTerminate,

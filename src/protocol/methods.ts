@@ -15,6 +15,7 @@ export const Method = {
   Initialized: "initialized",
   ProcessStart: "process/start",
   ProcessRead: "process/read",
+  ProcessList: "process/list",
   ProcessWrite: "process/write",
   ProcessTerminate: "process/terminate",
   ProcessOutput: "process/output",
@@ -102,6 +103,11 @@ export interface ProcessStartParams {
   pipeStdin?: boolean;
   /** [ext] Initial PTY size (default 24x80). */
   size?: TerminalSize;
+  /**
+   * [ext] In a resumable session: how long the process may keep running
+   * while nobody is attached, in ms (default: the session's grace window).
+   */
+  ttlMs?: number;
 }
 
 /** Result of `process/start`. */

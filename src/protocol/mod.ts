@@ -24,6 +24,15 @@ export {
 } from "./sandbox_policy.ts";
 export { checkSandboxParams } from "./sandbox_params.ts";
 export {
+  type ProcessListEntry,
+  type ProcessListParams,
+  type ProcessListResult,
+  readSessionRequest,
+  readTtlMs,
+  type SessionInfo,
+  type SessionRequest,
+} from "./sessions.ts";
+export {
   checkWalkOptions,
   FsWalk,
   type FsWalkParams,

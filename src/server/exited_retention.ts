@@ -20,7 +20,7 @@ export interface RetentionLimits {
 
 interface Entry {
   bytes: number;
-  timer: ReturnType<typeof setTimeout>;
+  timer: ReturnType<typeof setTimeout> | undefined;
 }
 
 /**
@@ -48,6 +48,8 @@ export class ExitedRetention<K> {
   /** Insertion order is exit order. */
   #entries = new Map<K, Entry>();
   #bytes = 0;
+  /** While held, time does not run out for anyone (the bounds still apply). */
+  #held = false;
 
   /** @param limits the bounds; @param onDrop told of every key that leaves */
   constructor(limits: RetentionLimits, onDrop: (key: K) => void) {
@@ -68,8 +70,7 @@ export class ExitedRetention<K> {
   /** Keep `key`, which retains `bytes` of output; drops the oldest beyond the bounds. */
   add(key: K, bytes: number): void {
     this.delete(key);
-    const timer = setTimeout(() => this.#drop(key), this.#limits.ttlMs);
-    this.#entries.set(key, { bytes, timer });
+    this.#entries.set(key, { bytes, timer: this.#held ? undefined : this.#timer(key) });
     this.#bytes += bytes;
     for (const oldest of this.#entries.keys()) {
       if (this.#entries.size <= 1) break;
@@ -78,6 +79,30 @@ export class ExitedRetention<K> {
       }
       this.#drop(oldest);
     }
+  }
+
+  /**
+   * Stop the clocks: nobody expires by time until {@linkcode release}. A
+   * session without a connection holds them, so that what exited while its
+   * client was away is still there when it comes back.
+   */
+  hold(): void {
+    this.#held = true;
+    for (const entry of this.#entries.values()) {
+      clearTimeout(entry.timer);
+      entry.timer = undefined;
+    }
+  }
+
+  /** Start the clocks again, each with its whole time to live. */
+  release(): void {
+    if (!this.#held) return;
+    this.#held = false;
+    for (const [key, entry] of this.#entries) entry.timer = this.#timer(key);
+  }
+
+  #timer(key: K): ReturnType<typeof setTimeout> {
+    return setTimeout(() => this.#drop(key), this.#limits.ttlMs);
   }
 
   /** Forget `key` without calling `onDrop` (its owner removed it). */

@@ -62,3 +62,19 @@ Deno.test("ExitedRetention: adding a key again moves it to the newest place", ()
   assert.deepEqual(dropped, ["b"]);
   r.clear();
 });
+
+Deno.test("ExitedRetention: held, nobody expires (the bounds still drop); released, clocks restart", async () => {
+  const { r, dropped } = kept({ maxCount: 2, maxBytes: 1000, ttlMs: 30 });
+  r.add("a", 1);
+  r.hold();
+  r.add("b", 1);
+  await new Promise((resolve) => setTimeout(resolve, 80));
+  assert.deepEqual(dropped, []);
+  r.add("c", 1); // The count bound holds while held.
+  assert.deepEqual(dropped, ["a"]);
+  r.release();
+  r.release(); // Twice is once.
+  await new Promise((resolve) => setTimeout(resolve, 80));
+  assert.deepEqual(dropped.sort(), ["a", "b", "c"]);
+  r.clear();
+});

@@ -7,6 +7,7 @@
 import type { ControlledProcess, TimedExit } from "../process/controller.ts";
 import { OutputBuffer } from "./output_buffer.ts";
 import { OutputMerge } from "./output_merge.ts";
+import type { ProcessListEntry } from "../protocol/sessions.ts";
 
 /** A process of one connection, from the reservation of its id on. */
 export class ManagedProcess {
@@ -14,6 +15,10 @@ export class ManagedProcess {
   readonly id: string;
   /** Whether it runs on a terminal. */
   readonly tty: boolean;
+  /** Its command line, for `process/list`. */
+  readonly argv: readonly string[];
+  /** **[ext]** How long it may run with nobody attached to its session; undefined: the grace window. */
+  readonly ttlMs: number | undefined;
   /** What `process/read` returns. */
   readonly output: OutputBuffer;
   /** The id as a JSON string, serialized once for every notification. */
@@ -34,10 +39,16 @@ export class ManagedProcess {
   waiters: Set<() => void> = new Set();
 
   /** @param capBytes the most output bytes retained for reading */
-  constructor(id: string, tty: boolean, capBytes: number) {
+  constructor(
+    id: string,
+    start: { tty: boolean; argv: readonly string[]; ttlMs?: number },
+    capBytes: number,
+  ) {
     this.id = id;
     this.idJson = JSON.stringify(id);
-    this.tty = tty;
+    this.tty = start.tty;
+    this.argv = start.argv;
+    this.ttlMs = start.ttlMs;
     this.output = new OutputBuffer(capBytes);
   }
 
@@ -52,4 +63,22 @@ export class ManagedProcess {
     this.waiters.clear();
     for (const w of waiters) w();
   }
+}
+
+/** **[ext]** What `process/list` tells of `mp`. */
+export function listEntry(mp: ManagedProcess): ProcessListEntry {
+  const exit = mp.exit;
+  return {
+    processId: mp.id,
+    argv: [...mp.argv],
+    tty: mp.tty,
+    state: exit ? "exited" : mp.proc ? "running" : "starting",
+    exitCode: exit ? exit.exitCode : null,
+    signal: exit?.signal ?? null,
+    firstSeq: mp.output.firstSeq,
+    nextSeq: mp.output.nextSeq,
+    startedAtMs: mp.proc ? mp.proc.startedAtMs : null,
+    exitedAtMs: exit ? exit.exitedAtMs : null,
+    ttlMs: mp.ttlMs ?? null,
+  };
 }

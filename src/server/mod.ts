@@ -9,4 +9,8 @@ export { DEFAULT_SERVER_OPTIONS, resolveServerOptions, type ServerOptions } from
 export { createLogger, LOG_LEVELS, type Logger, type LogLevel } from "./logger.ts";
 export { type NotificationSink, ProcessTable } from "./process_table.ts";
 export { fsMethods } from "./fs_methods.ts";
-export { type MethodHandler, processMethods } from "./process_methods.ts";
+export {
+  type MethodHandler,
+  type ProcessMethodOptions,
+  processMethods,
+} from "./process_methods.ts";

@@ -43,6 +43,17 @@ export interface ServerOptions {
    * to 45 s loses the command there).
    */
   sessionGraceMs: number;
+  /**
+   * **[ext]** The longest a v0 session's process may ask to outlive its
+   * connection (`process/start`'s `ttlMs`), in ms (default 24 h).
+   */
+  maxTtlMs: number;
+  /**
+   * Where sessions are found by later servers of the same user: a private
+   * directory holding one socket per session (session_dir.ts). Undefined:
+   * a session is resumable only through the server that holds it.
+   */
+  sessionDir: string | undefined;
   /** Where diagnostics go. */
   logger: Logger;
 }
@@ -62,6 +73,8 @@ export const DEFAULT_SERVER_OPTIONS: Readonly<ServerOptions> = Object.freeze({
   exitDrainMs: 250,
   outputHighWaterBytes: 4 * 1024 * 1024,
   sessionGraceMs: 60_000,
+  maxTtlMs: 24 * 3_600_000,
+  sessionDir: undefined,
   logger: createLogger("warn"),
 });
 

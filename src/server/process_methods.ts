@@ -10,6 +10,7 @@ import { Requests } from "../protocol/descriptors.ts";
 import type { ProcessStartResult } from "../protocol/methods.ts";
 import { checkStartParams, checkTerminalSize } from "../protocol/spawn_rules.ts";
 import { optionalNonNegativeInteger, paramsObject, requireString } from "../protocol/validate.ts";
+import { readTtlMs } from "../protocol/sessions.ts";
 import { ResultWithEffect } from "../rpc/peer.ts";
 import { addHandler, type MethodHandler } from "./method_handlers.ts";
 import type { ProcessTable } from "./process_table.ts";
@@ -28,12 +29,23 @@ function decodeChunk(text: string, field: string): Uint8Array {
   }
 }
 
+/** What a connection's `process/*` methods know of its session. */
+export interface ProcessMethodOptions {
+  /** Set for a resumable session: processes may ask for a `ttlMs` up to this. */
+  maxTtlMs?: number;
+}
+
 /** The `process/*` method handlers of one connection. */
-export function processMethods(table: ProcessTable): Map<string, MethodHandler> {
+export function processMethods(
+  table: ProcessTable,
+  opts: ProcessMethodOptions = {},
+): Map<string, MethodHandler> {
   const handlers = new Map<string, MethodHandler>();
   addHandler(handlers, Requests.processStart, async (params) => {
     const start = checkStartParams(params);
-    const announce = await table.start(start);
+    const p = params as Record<string, unknown>;
+    const ttlMs = readTtlMs(p, opts.maxTtlMs !== undefined, opts.maxTtlMs ?? 0);
+    const announce = await table.start(start, ttlMs);
     const result: ProcessStartResult = start.sandbox
       ? { processId: start.processId, sandbox: "bubblewrap" }
       : { processId: start.processId };
@@ -47,6 +59,7 @@ export function processMethods(table: ProcessTable): Map<string, MethodHandler> 
     const waitMs = optionalNonNegativeInteger(p, "waitMs", MAX_WAIT_MS) ?? 0;
     return table.read(id, afterSeq, maxBytes, waitMs);
   });
+  addHandler(handlers, Requests.processList, () => ({ processes: table.list() }));
   addHandler(handlers, Requests.processWrite, async (params) => {
     const p = paramsObject(params, Requests.processWrite.method);
     const id = requireString(p, "processId");

@@ -19,7 +19,8 @@ import { NotATerminalError, type ProcessHandle, StdinClosedError } from "../proc
 import { WriterCancelledError } from "../process/fd_writer.ts";
 import { ExitedRetention } from "./exited_retention.ts";
 import { serverIdleCollector } from "./idle_collector.ts";
-import { ManagedProcess } from "./managed_process.ts";
+import { listEntry, ManagedProcess } from "./managed_process.ts";
+import type { ProcessListEntry } from "../protocol/sessions.ts";
 import { OutputPacer } from "./output_pacer.ts";
 import { outputNote } from "./process_notes.ts";
 import { type ProcessDialect, V0_DIALECT } from "./dialect.ts";
@@ -111,7 +112,7 @@ export class ProcessTable {
    *
    * @returns a function to call once the start response has been sent
    */
-  async start(p: CheckedStart): Promise<() => void> {
+  async start(p: CheckedStart, ttlMs?: number): Promise<() => void> {
     if (this.#closed) throw invalidRequest("connection is closing");
     if (this.#procs.has(p.processId)) {
       throw invalidRequest(`duplicate process id ${p.processId}`);
@@ -122,7 +123,7 @@ export class ProcessTable {
           `(--max-processes); cannot start ${p.processId}`,
       );
     }
-    const mp = new ManagedProcess(p.processId, p.tty, this.#opts.maxOutputBytes);
+    const mp = new ManagedProcess(p.processId, { ...p, ttlMs }, this.#opts.maxOutputBytes);
     this.#procs.set(p.processId, mp);
     serverIdleCollector.started();
     let proc: ControlledProcess;
@@ -153,6 +154,39 @@ export class ProcessTable {
       void proc.kill(graceMs);
     }
     return () => this.#announce(mp);
+  }
+
+  /** **[ext]** Every process, running or retained, in the order they were started. */
+  list(): ProcessListEntry[] {
+    return [...this.#procs.values()].map((mp) => {
+      // Output merged in this turn is part of what a read would return.
+      this.#flush(mp);
+      return listEntry(mp);
+    });
+  }
+
+  /** The longest `ttlMs` of any process, running or retained (0 without one). */
+  get longestTtlMs(): number {
+    let longest = 0;
+    for (const mp of this.#procs.values()) longest = Math.max(longest, mp.ttlMs ?? 0);
+    return longest;
+  }
+
+  /**
+   * The ids of running processes with their time to live (undefined: none
+   * of their own), for a session whose connection ended.
+   */
+  runningTtls(): [string, number | undefined][] {
+    return [...this.#procs.values()].filter((mp) => mp.running).map((mp) => [mp.id, mp.ttlMs]);
+  }
+
+  /**
+   * While nobody is attached, exited processes stay readable whatever
+   * their retention time (the count and byte bounds still apply).
+   */
+  holdExited(held: boolean): void {
+    if (held) this.#exited.hold();
+    else this.#exited.release();
   }
 
   /** Answer `process/read`, waiting up to `waitMs` when there is nothing. */

@@ -9,6 +9,7 @@ import { resolveServerOptions, type ServerOptions } from "./options.ts";
 import type { MethodHandler } from "./process_methods.ts";
 import { SessionRegistry } from "./resumable.ts";
 import { Session } from "./session.ts";
+import { SessionSockets } from "./session_sockets.ts";
 
 /**
  * Serves any number of connections with shared options.
@@ -25,9 +26,11 @@ export class ExecServer {
   /** The resolved options. */
   readonly options: ServerOptions;
   #sessions = new Set<Session>();
-  /** Codex-dialect sessions, which outlive their connections for a while. */
-  #registry = new SessionRegistry();
+  /** Resumable sessions, which outlive their connections for a while. */
+  #registry: SessionRegistry;
+  #sockets: SessionSockets | undefined;
   #extraMethods: (() => Map<string, MethodHandler>) | undefined;
+  #idle: (() => void)[] = [];
 
   /**
    * Create a server; it serves nothing until given connections.
@@ -41,6 +44,40 @@ export class ExecServer {
   ) {
     this.options = resolveServerOptions(options);
     this.#extraMethods = extraMethods;
+    const dir = this.options.sessionDir;
+    // Other servers of this user reach the sessions through their sockets.
+    this.#sockets = dir === undefined ? undefined : new SessionSockets({
+      dir,
+      serve: (conn) => this.serve(conn),
+      highWaterBytes: this.options.outputHighWaterBytes,
+      logger: this.options.logger,
+    });
+    this.#registry = new SessionRegistry(this.#sockets);
+  }
+
+  /** Whether other servers of this user can reach this one's sessions (a usable session directory). */
+  sessionsReachable(): Promise<boolean> {
+    return this.#registry.reachable();
+  }
+
+  /** The number of resumable sessions held, attached or not. */
+  get sessionCount(): number {
+    return this.#registry.size;
+  }
+
+  /**
+   * Resolves once the server serves no connection and holds no session:
+   * what an ended stdio server waits for before it exits, while its
+   * sessions may still be resumed through their sockets.
+   */
+  async whenIdle(): Promise<void> {
+    while (this.#sessions.size > 0 || this.#registry.size > 0) {
+      if (this.#sessions.size > 0) {
+        await new Promise<void>((resolve) => this.#idle.push(resolve));
+      } else {
+        await this.#registry.whenEmpty();
+      }
+    }
   }
 
   /** Live connections. */
@@ -64,6 +101,7 @@ export class ExecServer {
       await session.run();
     } finally {
       this.#sessions.delete(session);
+      for (const resolve of this.#idle.splice(0)) resolve();
     }
   }
 

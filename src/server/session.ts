@@ -5,36 +5,27 @@
  *
  * @module
  */
-import { LocalFileSystem } from "../fs/local.ts";
 import { ErrorCode, invalidParams, invalidRequest, RpcError } from "../protocol/errors.ts";
 import { type InitializeResult, Method, PROTOCOL_VERSION } from "../protocol/methods.ts";
 import { paramsObject, requireString } from "../protocol/validate.ts";
 import { show } from "../protocol/show.ts";
 import { type CodexInitializeResult, isCodexInitialize } from "../protocol/codex.ts";
-import type { FrameConnection } from "../rpc/connection.ts";
+import type { FrameConnection, IncomingFrame } from "../rpc/connection.ts";
 import { RpcPeer } from "../rpc/peer.ts";
 import { SERVER_NAME, VERSION } from "../version.ts";
-import { fsMethods } from "./fs_methods.ts";
-import { withSandboxGate } from "./fs_sandbox.ts";
 import { bwrapSupport } from "../process/sandbox/bwrap_support.ts";
-import { checkSandboxParams } from "../protocol/sandbox_params.ts";
 import type { ServerOptions } from "./options.ts";
-import { type MethodHandler, processMethods } from "./process_methods.ts";
+import type { MethodHandler } from "./process_methods.ts";
 import { ProcessTable } from "./process_table.ts";
 import { environmentInfo } from "./environment_info.ts";
-import { walkHandler } from "./walk_methods.ts";
-import { HttpRequests } from "./http_methods.ts";
+import type { HttpRequests } from "./http_methods.ts";
 import { MAX_OPEN_HANDLES } from "../protocol/file_handles.ts";
-import {
-  fileHandleCapability,
-  fileHandleMethods,
-  sessionFileHandles,
-} from "./file_handle_methods.ts";
-import { FsWalk } from "../protocol/walk.ts";
-import { type ResumableSession, SessionRegistry } from "./resumable.ts";
-
-/** A v0 request's `sandbox` member, read. */
-const v0Sandbox = (value: unknown) => checkSandboxParams(value);
+import { fileHandleCapability, sessionFileHandles } from "./file_handle_methods.ts";
+import { type ResumableSession, type SessionKind, SessionRegistry } from "./resumable.ts";
+import { readSessionRequest, type SessionInfo } from "../protocol/sessions.ts";
+import { v0Http, v0Methods } from "./v0_methods.ts";
+import { relayIfHeldElsewhere } from "./session_takeover.ts";
+import { refusedFrameError } from "./session_relay.ts";
 
 type HandshakeState = "new" | "initializing" | "ready";
 
@@ -91,6 +82,13 @@ export function capabilities(
     http: { request: true, stream: true, headerEnvVars: true },
     walk: true,
     fileHandles: fileHandleCapability(MAX_OPEN_HANDLES),
+    sessions: {
+      resume: true,
+      list: true,
+      ttl: true,
+      graceMs: opts.sessionGraceMs,
+      maxTtlMs: opts.maxTtlMs,
+    },
   };
 }
 
@@ -121,8 +119,10 @@ export class Session {
   #clientName = "";
   #extraMethods: Map<string, MethodHandler>;
   #registry: SessionRegistry;
-  /** Set when the client speaks the Codex dialect. */
+  /** Set when the connection is attached to a resumable session. */
   #resumable: ResumableSession | undefined;
+  /** Why the session the client resumes could not be reached on another server. */
+  #linkProblem: string | undefined;
 
   /**
    * Bind a session to a connection.
@@ -149,21 +149,9 @@ export class Session {
       onDrain: (listener: () => void) => conn.onDrain(listener),
     };
     this.#table = new ProcessTable(opts, sink);
-    this.#http = new HttpRequests(sink, {
-      maxBufferedBytes: opts.maxReadFileBytes,
-      readSandbox: v0Sandbox,
-    });
+    this.#http = v0Http(sink, opts);
     this.#handlers = new Map([
-      ...processMethods(this.#table),
-      ...withSandboxGate(
-        new Map([
-          ...fsMethods(new LocalFileSystem({ maxReadFileBytes: opts.maxReadFileBytes })),
-          [FsWalk.method, walkHandler({ strict: false, uris: false, readSandbox: v0Sandbox })],
-        ]),
-        v0Sandbox,
-      ),
-      ...this.#http.handlers(),
-      ...fileHandleMethods(this.#handles, { readSandbox: v0Sandbox }),
+      ...v0Methods({ table: this.#table, http: this.#http, handles: this.#handles }, opts),
       ...extraMethods,
     ]);
     this.#peer = new RpcPeer({
@@ -186,26 +174,24 @@ export class Session {
 
   /** Read frames until the connection ends, then clean up. */
   async run(): Promise<void> {
+    const frames = this.#conn.frames()[Symbol.asyncIterator]();
     try {
-      for await (const frame of this.#conn.frames()) {
-        switch (frame.kind) {
-          case "text":
-            this.#peer.receive(frame.text, frame.payload);
-            break;
-          case "tooLarge":
-            this.#opts.logger.warn(`refused a ${frame.bytes}-byte message`);
-            this.#peer.sendUnattributedError(
-              ErrorCode.InvalidRequest,
-              `message too large: ${frame.bytes} bytes exceeds the limit of ${frame.limit} bytes (--max-message-bytes)`,
-            );
-            break;
-          case "badUtf8":
-            this.#peer.sendUnattributedError(
-              ErrorCode.ParseError,
-              `parse error: a ${frame.bytes}-byte message is not valid UTF-8`,
-            );
-            break;
+      while (true) {
+        const next = await frames.next();
+        if (next.done) break;
+        const frame = next.value;
+        if (this.#state === "new" && frame.kind === "text" && this.#opts.sessionDir) {
+          // A resume of a session another server of this user holds.
+          const relayed = await relayIfHeldElsewhere(frame, frames, this.#conn, {
+            dir: this.#opts.sessionDir,
+            isHere: (id) => this.#registry.has(id),
+            highWaterBytes: this.#opts.outputHighWaterBytes,
+            logger: this.#opts.logger,
+          });
+          if (relayed === "relayed") return;
+          if (relayed !== undefined) this.#linkProblem = relayed;
         }
+        this.#receive(frame);
       }
     } finally {
       this.#opts.logger.info(`connection ${this.#clientName || "(no handshake)"} ended`);
@@ -224,6 +210,16 @@ export class Session {
       await discarded;
       this.#peer.close("connection ended");
     }
+  }
+
+  #receive(frame: IncomingFrame): void {
+    if (frame.kind === "text") {
+      this.#peer.receive(frame.text, frame.payload);
+      return;
+    }
+    if (frame.kind === "tooLarge") this.#opts.logger.warn(`refused a ${frame.bytes}-byte message`);
+    const { code, message } = refusedFrameError(frame);
+    this.#peer.sendUnattributedError(code, message);
   }
 
   #onRequest(method: string, params: unknown): unknown {
@@ -246,19 +242,36 @@ export class Session {
 
   #initialize(
     params: unknown,
-  ): Promise<InitializeResult> | CodexInitializeResult {
+  ): Promise<InitializeResult & { session?: SessionInfo }> | CodexInitializeResult {
     if (this.#state !== "new") throw invalidRequest("initialize was already called");
     if (isCodexInitialize(params)) return this.#initializeCodex(params);
     const p = paramsObject(params, Method.Initialize);
+    const request = readSessionRequest(p);
     this.#clientName = typeof p.clientName === "string" ? p.clientName : "";
+    const session = request ? this.#attach(request.resume ?? null, "v0") : undefined;
     this.#state = "initializing";
-    this.#opts.logger.info(`client ${JSON.stringify(this.#clientName)} connected`);
+    this.#opts.logger.info(
+      `client ${JSON.stringify(this.#clientName)} connected` +
+        (session ? ` (${request?.resume ? "resumed" : "opened"} session ${session.id})` : ""),
+    );
     const methods = [...this.#handlers.keys()];
     // Whether sandboxes can run is found out once per server, while clients connect.
-    const answer = sandboxCapability().then((sandbox) => ({
+    const reachable = session ? this.#registry.reachable() : Promise.resolve(false);
+    const answer = Promise.all([sandboxCapability(), reachable]).then(([sandbox, fromOthers]) => ({
       protocolVersion: PROTOCOL_VERSION,
       serverInfo: { name: SERVER_NAME, version: VERSION },
       capabilities: capabilities(this.#opts, methods, sandbox, this.#conn.binaryFrames === true),
+      ...(session
+        ? {
+          session: {
+            id: session.id,
+            resumed: request?.resume !== undefined,
+            graceMs: this.#opts.sessionGraceMs,
+            maxTtlMs: this.#opts.maxTtlMs,
+            fromOtherServers: fromOthers,
+          },
+        }
+        : {}),
     }));
     const settled = () => {
       this.#initializing = undefined;
@@ -276,13 +289,7 @@ export class Session {
       throw invalidParams(`resumeSessionId must be a string or null, got ${show(resumeId)}`);
     }
     const clientName = requireString(p, "clientName");
-    const session = resumeId === null
-      ? this.#registry.create(this.#opts)
-      : this.#registry.resume(resumeId);
-    session.attach(this.#conn);
-    this.#resumable = session;
-    this.#table = session.table;
-    this.#handlers = new Map([...session.handlers, ...this.#extraMethods]);
+    const session = this.#attach(resumeId, "codex");
     this.#clientName = clientName;
     this.#state = "initializing";
     this.#opts.logger.info(
@@ -290,6 +297,25 @@ export class Session {
         `session ${session.id} (Codex dialect)`,
     );
     return { sessionId: session.id, environmentInfo: environmentInfo() };
+  }
+
+  /**
+   * Open a session (`resumeId` null) or resume one, and serve it from now on.
+   *
+   * @throws {RpcError} -32600 when it cannot be resumed
+   */
+  #attach(resumeId: string | null, kind: SessionKind): ResumableSession {
+    if (resumeId !== null && this.#linkProblem !== undefined && !this.#registry.has(resumeId)) {
+      throw invalidRequest(`session ${resumeId} cannot be resumed: ${this.#linkProblem}`);
+    }
+    const session = resumeId === null
+      ? this.#registry.create(this.#opts, kind)
+      : this.#registry.resume(resumeId, kind);
+    session.attach(this.#conn);
+    this.#resumable = session;
+    this.#table = session.table;
+    this.#handlers = new Map([...session.handlers, ...this.#extraMethods]);
+    return session;
   }
 
   #onNotification(method: string): void {

@@ -136,6 +136,20 @@ export class FrameWriter {
     return this.#marks.grew(this.bufferedBytes);
   }
 
+  /**
+   * Queue bytes that are already whole frames on the wire (a relay passes
+   * another server's output on this way); false above the high-water mark.
+   */
+  sendBytes(bytes: Uint8Array): boolean {
+    if (this.#failed !== undefined) return false;
+    this.#appendBytes(bytes);
+    if (!this.#scheduled && !this.#writing) {
+      this.#scheduled = true;
+      queueMicrotask(() => this.#pump());
+    }
+    return this.#marks.grew(this.bufferedBytes);
+  }
+
   /** Encode `text` into the open block, opening more as needed. */
   #append(text: string): void {
     let rest = text;

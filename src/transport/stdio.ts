@@ -150,6 +150,14 @@ export class StdioConnection implements FrameConnection {
     return this.#writer.send(frame);
   }
 
+  /**
+   * Queue bytes that are already whole frames in this connection's wire
+   * format (a relay's pass-through); false above the high-water mark.
+   */
+  sendBytes(bytes: Uint8Array): boolean {
+    return this.#writer.sendBytes(bytes);
+  }
+
   onDrain(listener: () => void): void {
     this.#writer.onDrain(listener);
   }
