@@ -38,7 +38,7 @@ Deno.test("client session mode: a dropped websocket is resumed, output and exit 
     const expected = Array.from({ length: 60 }, (_, i) => `line-${i + 1}\n`).join("");
     assert.equal(text, expected);
     assert.ok(problems.some((m) => /resumed session/.test(m)), problems.join("\n"));
-    assert.ok(relay.seen("initialize").some((m) => m.params.resumeSessionId === client.sessionId));
+    assert.ok(relay.seen("initialize").some((m) => m.params.session?.resume === client.sessionId));
     // The resumed connection serves new work, files included.
     assert.equal((await client.run(["echo", "after"])).stdout, "after\n");
     assert.ok((await client.fs.getMetadata("/tmp")).isDirectory);
@@ -49,7 +49,7 @@ Deno.test("client session mode: a dropped websocket is resumed, output and exit 
   }
 });
 
-Deno.test("client session mode: writes and a refused write across the session dialect", async () => {
+Deno.test("client session mode: writes and a refused write in a session", async () => {
   const [server, stop] = await startTokenServer(TOKEN);
   const client = await ExecServerClient.connectWebSocket(server.url, {
     token: TOKEN,

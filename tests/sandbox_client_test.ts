@@ -73,7 +73,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "client sandbox: session mode sends the Codex form and is enforced",
+  name: "client sandbox: enforced in session mode too",
   ignore: bwrapMissing(),
   fn: async () => {
     const box = await sandboxBox();

@@ -8,7 +8,7 @@
  */
 import { Notifications, Requests, type RequestType } from "../protocol/descriptors.ts";
 import type { InitializeResult } from "../protocol/methods.ts";
-import type { CodexInitializeResult } from "../protocol/codex.ts";
+import type { ProcessListEntry, SessionInfo } from "../protocol/sessions.ts";
 import type { FrameConnection } from "../rpc/connection.ts";
 import { PeerClosedError, RemoteError, RpcPeer } from "../rpc/peer.ts";
 import type { FileSystem } from "../fs/types.ts";
@@ -18,7 +18,7 @@ import { describe, type OpenedConnection } from "./connect/opened.ts";
 import { openSsh } from "./connect/ssh.ts";
 import { openStdio } from "./connect/stdio.ts";
 import { openWebSocket } from "./connect/websocket.ts";
-import { ResumingConnection } from "./connect/resuming.ts";
+import { attachProcess, sessionRequest, sshSessionOptions, withResume } from "./session_mode.ts";
 import { ConnectError, ConnectionClosedError, InitializeTimeoutError } from "./errors.ts";
 import { ServerError, SpawnError } from "./errors.ts";
 import { NotificationHub } from "./notification_hub.ts";
@@ -158,17 +158,9 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
     opts: WebSocketClientOptions = {},
   ): Promise<ExecServerClient> {
     const opened = await openWebSocket(url, opts);
-    if (!opts.resume) return await ExecServerClient.#connectOpened(opened, opts);
-    const conn = new ResumingConnection(opened, {
-      open: () => openWebSocket(url, opts),
-      clientName: opts.clientName ?? DEFAULT_CLIENT_NAME,
-      reconnectWithinMs: opts.reconnectWithinMs,
-      onProblem: opts.onProblem,
-    });
-    return await ExecServerClient.#connectOpened({
-      connection: conn,
-      lifetime: { target: url, dispose: () => conn.dispose() },
-    }, opts);
+    const reopen = () => openWebSocket(url, opts);
+    const name = opts.clientName ?? DEFAULT_CLIENT_NAME;
+    return await ExecServerClient.#connectOpened(withResume(opened, reopen, opts, name), opts);
   }
 
   /**
@@ -197,18 +189,14 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
    * binary` and speak to it over ssh's stdio. Authentication is ssh's
    * business: keys, agent, `~/.ssh/config`.
    *
-   * With `bootstrap`, the remote needs no installed server: the local
-   * binary is uploaded once into a per-version cache and run from there.
+   * With `bootstrap`, the local binary is uploaded once to a per-version cache.
    *
    * @example
    * ```ts
    * import { ExecServerClient } from "../../mod.ts";
    * const client = await ExecServerClient.connectSsh("me@build-box", {
-   *   binary: "~/.local/bin/exec-server",
    *   sshArgs: ["-o", "BatchMode=yes"],
-   * });
-   * const fresh = await ExecServerClient.connectSsh("me@bare-box", {
-   *   bootstrap: { localBinary: "dist/exec-server" },
+   *   resume: true, // a dropped ssh is started again and the session resumed
    * });
    * ```
    * @throws {BootstrapError} when bootstrapping fails (wrong platform, no space, ...)
@@ -217,15 +205,19 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
     destination: string,
     opts: SshClientOptions = {},
   ): Promise<ExecServerClient> {
-    return await ExecServerClient.#connectOpened(await openSsh(destination, opts), opts);
+    const sshOpts = sshSessionOptions(opts);
+    const opened = await openSsh(destination, sshOpts);
+    const reopen = () => openSsh(destination, sshOpts);
+    const name = opts.clientName ?? DEFAULT_CLIENT_NAME;
+    return await ExecServerClient.#connectOpened(withResume(opened, reopen, opts, name), opts);
   }
 
-  /** The protocol version the server answered (`"exec-server.v0"`; empty in session mode). */
+  /** The protocol version the server answered (`"exec-server.v0"`). */
   get protocolVersion(): string {
     return this.#init.protocolVersion;
   }
 
-  /** In session mode, the server-side session's id. */
+  /** **[ext]** Session mode: the session's id, its only credential (another client's `sessionId`). */
   get sessionId(): string | undefined {
     return this.#sessionId;
   }
@@ -342,8 +334,7 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
       remoteProcessOps(this, id, state),
     );
     this.#hub.register(id, sink, state);
-    const session = (this.#opts as { resume?: boolean }).resume === true;
-    const params = startParams(id, o, session ? "codex" : "v0");
+    const params = startParams(id, o);
     try {
       await this.processStart(params);
     } catch (err) {
@@ -356,6 +347,22 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
     return handle;
   }
 
+  /** **[ext]** Session mode: every process of the session, running or retained. */
+  async list(): Promise<ProcessListEntry[]> {
+    return (await this.call(Requests.processList, {})).processes;
+  }
+
+  /**
+   * **[ext]** Session mode: a handle on a process of the session, output
+   * from `afterSeq` (default 0: all retained) once each, then live, and its exit.
+   *
+   * @throws {ServerError} when the session has no such process
+   */
+  attach(processId: string, options: { afterSeq?: number } = {}): Promise<SpawnedProcess> {
+    const parts = { calls: this, hub: this.#hub, conn: this.#conn };
+    return attachProcess(parts, processId, options.afterSeq ?? 0);
+  }
+
   /** Start a process, feed it `stdin`, and collect its output and exit. */
   run(command: string[] | SpawnOptions, options?: RunOptions): Promise<RunResult> {
     return runProcess(this, command, options);
@@ -365,36 +372,27 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
 
   async #handshake(): Promise<void> {
     const timeoutMs = this.#opts.initializeTimeoutMs ?? 20_000;
-    const session = (this.#opts as { resume?: boolean }).resume === true;
-    const params = { clientName: this.#opts.clientName ?? DEFAULT_CLIENT_NAME };
-    const answer = session
-      ? this.request<InitializeResult & CodexInitializeResult>("initialize", {
-        ...params,
-        resumeSessionId: null,
-      })
-      : this.call(Requests.initialize, params);
+    const session = sessionRequest(this.#opts);
+    const answer = this.call(Requests.initialize, {
+      clientName: this.#opts.clientName ?? DEFAULT_CLIENT_NAME,
+      ...(session ? { session } : {}),
+    });
     answer.catch(() => {});
-    const result: InitializeResult & Partial<CodexInitializeResult> = await deadline(
+    const result: InitializeResult & { session?: SessionInfo } = await deadline(
       answer,
       timeoutMs,
       () => new InitializeTimeoutError(this.#target, timeoutMs),
     );
-    if (session && typeof result?.sessionId === "string") {
-      this.#sessionId = result.sessionId;
-      this.#init = {
-        protocolVersion: "",
-        serverInfo: { name: "exec-server", version: result.environmentInfo?.executorVersion ?? "" },
-        capabilities: result.environmentInfo?.capabilities ?? {},
-      };
-      this.#peer.notify(Notifications.initialized.method, {});
-      return;
-    }
     if (typeof result?.protocolVersion !== "string") {
       throw new ConnectError(
         this.#target,
         `not an exec-server: initialize answered ${JSON.stringify(result).slice(0, 200)}`,
       );
     }
+    if (session && typeof result.session?.id !== "string") {
+      throw new ConnectError(this.#target, "the server keeps no sessions (no initialize.session)");
+    }
+    this.#sessionId = result.session?.id;
     this.#init = result;
     this.#peer.notify(Notifications.initialized.method, {});
   }
@@ -431,7 +429,8 @@ export class ExecServerClient extends ProtocolCalls implements ExecProcess {
     this.#released ??= (async () => {
       const ms = this.#opts.closeTimeoutMs ?? 5000;
       await within(this.#conn.close().catch(() => {}), ms);
-      await within(this.#readLoop, ms);
+      // A server keeping a session stays up on purpose: no hang-up to wait for.
+      if (this.#sessionId === undefined) await within(this.#readLoop, ms);
       try {
         await this.#lifetime.dispose?.();
       } catch (err) {

@@ -18,6 +18,7 @@
  * @module
  */
 export { ExecServerClient } from "./client.ts";
+export type { ProcessListEntry, SessionInfo } from "../protocol/sessions.ts";
 export { ProtocolCalls, toBytes } from "./protocol_calls.ts";
 export type * from "./options.ts";
 export type {

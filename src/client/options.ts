@@ -34,8 +34,31 @@ export interface ClientOptions {
   binaryFrames?: boolean;
 }
 
+/**
+ * **[ext]** Session mode: the client opens (or joins) a resumable session
+ * on the server, whose processes may outlive the connection.
+ */
+export interface SessionOptions {
+  /**
+   * Session mode, and when the connection drops, reconnect (a new
+   * websocket, a new ssh), resume the session and carry on: spawned handles
+   * keep their output and `wait()` its exit. Requests in flight at the drop
+   * fail. The server keeps a dropped session's processes for
+   * `--session-grace-ms` (default 60 s), or each for its own `ttlMs`.
+   */
+  resume?: boolean;
+  /** Session mode: how long to keep trying to resume, in ms (default 25 000). */
+  reconnectWithinMs?: number;
+  /**
+   * Join the existing session with this id (as another client's
+   * `client.sessionId` tells it) instead of opening one: its processes are
+   * then found with `list()` and read with `attach()`. Implies session mode.
+   */
+  sessionId?: string;
+}
+
 /** Options of `ExecServerClient.connectWebSocket`. */
-export interface WebSocketClientOptions extends ClientOptions {
+export interface WebSocketClientOptions extends ClientOptions, SessionOptions {
   /** Sent as `Authorization: Bearer <token>`. */
   token?: string;
   /** More headers for the opening handshake. */
@@ -44,29 +67,20 @@ export interface WebSocketClientOptions extends ClientOptions {
   connectTimeoutMs?: number;
   /** The largest accepted incoming message, in bytes (default 256 MiB). */
   maxMessageBytes?: number;
-  /**
-   * Session mode: speak the server's session dialect (the Codex CLI's), and
-   * when the connection drops, reconnect, resume the session and carry on:
-   * spawned handles keep their output and `wait()` its exit. Requests in
-   * flight at the drop fail. Needs a server that keeps sessions (this one,
-   * for `--session-grace-ms`).
-   */
-  resume?: boolean;
-  /** Session mode: how long to keep trying to resume, in ms (default 25 000). */
-  reconnectWithinMs?: number;
 }
 
 /** Options of `ExecServerClient.connectStdio`. */
-export interface StdioClientOptions extends ClientOptions {
+export interface StdioClientOptions extends ClientOptions, Omit<SessionOptions, "resume"> {
   /** The largest accepted incoming line, in bytes (default 256 MiB). */
   maxMessageBytes?: number;
 }
 
 /** Options of `ExecServerClient.spawnStdio`. */
-export interface SpawnStdioOptions extends ClientOptions, ChildServerOptions {}
+export interface SpawnStdioOptions
+  extends ClientOptions, ChildServerOptions, Omit<SessionOptions, "resume"> {}
 
 /** Options of `ExecServerClient.connectSsh`. */
-export interface SshClientOptions extends SpawnStdioOptions, SshCommandOptions {
+export interface SshClientOptions extends SpawnStdioOptions, SshCommandOptions, SessionOptions {
   /**
    * Run this local binary remotely, uploading it through the ssh connection
    * when the remote's cache lacks it (instead of running `binary`).

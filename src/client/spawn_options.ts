@@ -51,6 +51,12 @@ export interface SpawnOptions {
    * (usually none); `null`: none even when the owner has a default.
    */
   sandbox?: SandboxOptions | null;
+  /**
+   * **[ext]** A client in session mode only: how long the process may keep
+   * running while no connection is attached to the session, in ms (default:
+   * the server's `--session-grace-ms`). Then its whole tree is killed.
+   */
+  ttlMs?: number;
 }
 
 /**
@@ -106,6 +112,8 @@ export interface ResolvedSpawnOptions {
   sandbox: RestrictedSandboxParams | null;
   /** The permission set it stands for, or null. */
   sandboxPolicy: SandboxPolicy | null;
+  /** The time to live with nobody attached, when given. */
+  ttlMs: number | undefined;
 }
 
 /**
@@ -147,7 +155,17 @@ export function resolveSpawnOptions(
     arg0: p.arg0 ?? null,
     sandbox,
     sandboxPolicy: p.sandbox ?? null,
+    ttlMs: checkTtl(opts.ttlMs),
   };
+}
+
+/** A `ttlMs` as given: a positive whole number of ms. */
+function checkTtl(ttlMs: number | undefined): number | undefined {
+  if (ttlMs === undefined) return undefined;
+  if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) {
+    throw new TypeError(`ttlMs must be a positive integer of milliseconds, got ${ttlMs}`);
+  }
+  return ttlMs;
 }
 
 /**

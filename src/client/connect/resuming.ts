@@ -1,6 +1,6 @@
 /**
- * A connection that survives drops, for clients in session mode (the
- * Codex dialect): when the transport ends without the client asking, it
+ * A connection that survives drops, for clients in session mode (v0 with
+ * a resumable session, **[ext]**): when the transport ends without the client asking, it
  * opens a new one, resumes the server-side session with its id, reads what
  * every live process printed meanwhile from its last seen `seq`, and hands
  * it on as if nothing had happened. The client above sees one unbroken
@@ -98,6 +98,14 @@ export class ResumingConnection implements FrameConnection {
     await this.#current.connection.close();
   }
 
+  /**
+   * Follow process `id` from `afterSeq` on, as if this connection had
+   * started it: after a drop, what it printed meanwhile is read back.
+   */
+  track(id: string, afterSeq: number): void {
+    if (!this.#live.has(id)) this.#live.set(id, { seq: afterSeq, held: undefined });
+  }
+
   /** Release whatever carries the current transport. */
   async dispose(): Promise<void> {
     this.#closing = true;
@@ -155,6 +163,8 @@ export class ResumingConnection implements FrameConnection {
       this.#answered(m);
     } else if (!this.#liveNote(m)) {
       return;
+    } else {
+      this.#ended(m);
     }
     this.#out.push(frame);
   }
@@ -164,8 +174,8 @@ export class ResumingConnection implements FrameConnection {
     const request = this.#clientRequests.get(String(m.id));
     this.#clientRequests.delete(String(m.id));
     if (!request || !m.result) return;
-    if (request.method === "initialize" && typeof m.result.sessionId === "string") {
-      this.#sessionId = m.result.sessionId;
+    if (request.method === "initialize" && typeof m.result.session?.id === "string") {
+      this.#sessionId = m.result.session.id;
     } else if (request.method === "process/start" && request.processId !== undefined) {
       this.#live.set(request.processId, { seq: 0, held: undefined });
     }
@@ -175,15 +185,23 @@ export class ResumingConnection implements FrameConnection {
   #liveNote(m: Msg): boolean {
     const id = m.params?.processId;
     const live = typeof id === "string" ? this.#live.get(id) : undefined;
-    if (!live || typeof m.params.seq !== "number") return true;
+    if (!live) return true;
+    // The exit too (v0's has no seq): it must not overtake the replay.
     if (live.held) {
       live.held.push(m);
       return false;
     }
+    if (typeof m.params.seq !== "number") return true;
     if (m.params.seq <= live.seq) return false;
     live.seq = m.params.seq;
-    if (m.method === "process/closed") this.#live.delete(id);
     return true;
+  }
+
+  /** A live note that ends what is known of a process. */
+  #ended(m: Msg): void {
+    if (m.method === "process/exited" && typeof m.params?.processId === "string") {
+      this.#live.delete(m.params.processId);
+    }
   }
 
   #inject(m: Msg): void {
@@ -225,9 +243,9 @@ export class ResumingConnection implements FrameConnection {
     this.#pump(opened);
     const answer = await this.#request("initialize", {
       clientName: this.#opts.clientName,
-      resumeSessionId: this.#sessionId,
+      session: { resume: this.#sessionId },
     });
-    if (answer.error || answer.result?.sessionId !== this.#sessionId) {
+    if (answer.error || answer.result?.session?.id !== this.#sessionId) {
       await opened.lifetime.dispose?.();
       throw new Error(JSON.stringify(answer.error ?? answer.result));
     }
@@ -254,7 +272,7 @@ export class ResumingConnection implements FrameConnection {
           fresh++;
           this.#inject({ method: "process/output", params: { processId: id, ...c } });
         }
-        if (read.closed) {
+        if (read.exited) {
           this.#inject({
             method: "process/exited",
             params: {
@@ -262,9 +280,9 @@ export class ResumingConnection implements FrameConnection {
               exitCode: read.exitCode,
               signal: read.signal ?? null,
               durationMs: read.durationMs,
+              ...(read.sandboxDenied !== undefined ? { sandboxDenied: read.sandboxDenied } : {}),
             },
           });
-          this.#inject({ method: "process/closed", params: { processId: id } });
           this.#live.delete(id);
           return;
         }
@@ -276,7 +294,11 @@ export class ResumingConnection implements FrameConnection {
     }
     const held = live.held ?? [];
     live.held = undefined;
-    for (const m of held) if (this.#liveNote(m)) this.#inject(m);
+    for (const m of held) {
+      if (!this.#liveNote(m)) continue;
+      this.#ended(m);
+      this.#inject(m);
+    }
   }
 
   #request(method: string, params: unknown): Promise<Msg> {

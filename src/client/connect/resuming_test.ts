@@ -29,7 +29,7 @@ async function collect(it: AsyncIterator<{ kind: string; text?: string }>, n: nu
 Deno.test("ResumingConnection resumes, replays what was missed, drops repeats, fails in-flight calls", async () => {
   const [client1, server1] = createConnectionPair();
   const send1 = fakeServer(server1, (m, send) => {
-    if (m.method === "initialize") send({ id: m.id, result: { sessionId: "S" } });
+    if (m.method === "initialize") send({ id: m.id, result: { session: { id: "S" } } });
     if (m.method === "process/start") send({ id: m.id, result: { processId: "p" } });
   });
   const [client2, server2] = createConnectionPair();
@@ -37,7 +37,7 @@ Deno.test("ResumingConnection resumes, replays what was missed, drops repeats, f
   const send2 = fakeServer(server2, (m, send) => {
     seen2.push(m);
     if (m.method === "initialize") {
-      send({ id: m.id, result: { sessionId: m.params.resumeSessionId } });
+      send({ id: m.id, result: { session: { id: m.params.session.resume } } });
     }
     if (m.method === "process/read") {
       // A live note racing the replay: held, then dropped as a repeat.
@@ -51,7 +51,6 @@ Deno.test("ResumingConnection resumes, replays what was missed, drops repeats, f
           chunks: [{ seq: 2, stream: "stdout", chunk: "Yg==" }],
           nextSeq: 3,
           exited: false,
-          closed: false,
         },
       });
     }
@@ -65,7 +64,7 @@ Deno.test("ResumingConnection resumes, replays what was missed, drops repeats, f
     clientName: "t",
   });
   const frames = conn.frames()[Symbol.asyncIterator]();
-  conn.send(JSON.stringify({ id: 1, method: "initialize", params: { resumeSessionId: null } }));
+  conn.send(JSON.stringify({ id: 1, method: "initialize", params: { session: {} } }));
   conn.send(JSON.stringify({ id: 2, method: "process/start", params: { processId: "p" } }));
   const first = await collect(frames, 2);
   assert.equal(conn.sessionId, "S");
@@ -93,7 +92,10 @@ Deno.test("ResumingConnection resumes, replays what was missed, drops repeats, f
     method: "process/output",
     params: { processId: "p", stream: "stdout", chunk: "Yw==", seq: 3 },
   });
-  const [live] = await collect(frames, 1);
+  // v0's exit has no seq: it passes once the replay is over, and ends the tracking.
+  send2({ method: "process/exited", params: { processId: "p", exitCode: 0, signal: null } });
+  const [live, exited] = await collect(frames, 2);
   assert.equal(live.params.seq, 3);
+  assert.equal(exited.method, "process/exited");
   await conn.close();
 });
