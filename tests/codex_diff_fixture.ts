@@ -137,7 +137,7 @@ export class Side {
       ? [UPSTREAM_BIN, "exec-server", "--listen", "stdio"]
       : [...absoluteCommand(serverCommand()), "--log-level", "off"];
     const command = ["/usr/bin/env", "-i", "-C", this.dir, ...this.env(), ...program];
-    return new TestServer([], { command });
+    return new TestServer([], { command, ours: this.name !== "upstream" });
   }
 
   /** Start the server in `dir` and complete the Codex handshake. */

@@ -57,6 +57,12 @@ export interface TestServerOptions {
   env?: Record<string, string>;
   /** The server command (default {@linkcode serverCommand}). */
   command?: string[];
+  /**
+   * This project's server (default true; false for upstream's, or ssh): it
+   * gets `--no-session-dir` unless `args` name one, or an ended server
+   * holding a session would make `close()` wait out its grace window.
+   */
+  ours?: boolean;
 }
 
 /** A message received from the server. */
@@ -143,7 +149,8 @@ export class TestServer {
 
   constructor(args: string[] = [], opts: TestServerOptions = {}) {
     const [cmd, ...rest] = opts.command ?? serverCommand();
-    this.child = spawn(cmd, [...rest, ...args], {
+    const own = opts.ours !== false && !args.some((a) => /^--(no-)?session-dir/.test(a));
+    this.child = spawn(cmd, [...rest, ...args, ...(own ? ["--no-session-dir"] : [])], {
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, ...opts.env },
     });
