@@ -19,6 +19,7 @@ import process from "node:process";
 import { measureStreams } from "./bench/measure_streams.ts";
 import { parseConfig } from "./bench/config.ts";
 import { measureFilesystem } from "./bench/measure_fs.ts";
+import { measureSessionRelay } from "./bench/measure_sessions.ts";
 import {
   measureColdStart,
   measureConcurrentSpawns,
@@ -62,6 +63,7 @@ async function main(): Promise<void> {
   await c.close();
   // Each transport gets a server of its own, started by the client library.
   await measureStreams(cfg, rep);
+  await measureSessionRelay(cfg, rep);
 
   const totalS = (performance.now() - started) / 1000;
   console.error(`done in ${totalS.toFixed(1)} s`);

@@ -222,9 +222,8 @@ export function measureScriptPtyFloor(cfg: BenchConfig, rep: Report): void {
   rep.add({ name: "  floor: pty read by script(1), C", unit: "MiB/s", value });
 }
 
-/** One keystroke written to `cat` on a PTY until its echo; floor: the same on a raw PTY. */
-export async function measureEcho(c: Conn, cfg: BenchConfig, rep: Report): Promise<void> {
-  const echoId = "echo";
+/** Round trips, in ms, of one keystroke written to `cat` on a PTY until its echo. */
+export async function echoSamples(c: Conn, rounds: number, echoId = "echo"): Promise<number[]> {
   let echoWaiter: (() => void) | undefined;
   c.handlers.set(echoId, (m) => {
     if (m.method === "process/output") echoWaiter?.();
@@ -237,7 +236,6 @@ export async function measureEcho(c: Conn, cfg: BenchConfig, rep: Report): Promi
     tty: true,
   });
   const echo: number[] = [];
-  const rounds = cfg.quick ? 50 : 200;
   // The first 10 rounds warm up and are not counted.
   for (let i = 0; i < rounds + 10; i++) {
     const t0 = performance.now();
@@ -250,6 +248,13 @@ export async function measureEcho(c: Conn, cfg: BenchConfig, rep: Report): Promi
   }
   await c.call("process/terminate", { processId: echoId });
   c.handlers.delete(echoId);
+  return echo;
+}
+
+/** One keystroke written to `cat` on a PTY until its echo; floor: the same on a raw PTY. */
+export async function measureEcho(c: Conn, cfg: BenchConfig, rep: Report): Promise<void> {
+  const rounds = cfg.quick ? 50 : 200;
+  const echo = await echoSamples(c, rounds);
   const echoS = stats(echo);
   rep.add({
     name: "pty keystroke echo round trip",
