@@ -194,3 +194,29 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "a session opened on the websocket listener is taken over by a stdio server (ssh's way in)",
+  sanitizeResources: false,
+  fn: async () => {
+    const [dir, removeDir] = await sessionDir();
+    const [server, stop] = await startTokenServer(TOKEN, ["--session-dir", dir]);
+    try {
+      const { sessionId, processId } = await detach(
+        () => ExecServerClient.connectWebSocket(server.url, { token: TOKEN, resume: true }),
+        job,
+        30_000,
+      );
+      const [command, ...args] = serverCommand();
+      await attachAll(
+        () => ExecServerClient.spawnStdio(command, [...args, "--session-dir", dir], { sessionId }),
+        processId,
+        numberedLines(20),
+        3,
+      );
+    } finally {
+      await stop();
+      await removeDir();
+    }
+  },
+});
