@@ -26,6 +26,9 @@ export class SessionDirError extends Error {
   }
 }
 
+/** The longest directory whose sockets' paths fit `sockaddr_un` (107 bytes, minus `/s-<32 hex>.sock`). */
+const MAX_DIR_BYTES = 107 - 40;
+
 /** This process's uid (0 where the platform has none). */
 function uid(): number {
   return process.getuid?.() ?? 0;
@@ -58,6 +61,14 @@ export async function defaultSessionDir(): Promise<string> {
  * another user, or open to group or others
  */
 export async function preparePrivateDir(dir: string): Promise<void> {
+  // A unix socket's path has room for 107 bytes: the directory, "/" and a socket's name.
+  const bytes = new TextEncoder().encode(dir).byteLength;
+  if (bytes > MAX_DIR_BYTES) {
+    throw new SessionDirError(
+      dir,
+      `is too long for socket paths (${bytes} bytes; at most ${MAX_DIR_BYTES}): choose a shorter --session-dir`,
+    );
+  }
   try {
     await mkdir(dir, { mode: 0o700 });
   } catch (err) {

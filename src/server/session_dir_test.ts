@@ -32,6 +32,7 @@ Deno.test("preparePrivateDir: made 0700, refused when open, a symlink, or not a 
     const file = join(root, "file");
     await writeFile(file, "");
     await assert.rejects(preparePrivateDir(file), (err: Error) => err instanceof SessionDirError);
+    await assert.rejects(preparePrivateDir(`/tmp/${"d".repeat(80)}`), /too long for socket paths/);
   } finally {
     await cleanup();
   }
