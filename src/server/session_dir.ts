@@ -108,13 +108,13 @@ export async function checkPrivateDir(dir: string): Promise<void> {
 
 /**
  * The directory's secret (64 hex digits), made on first use by whichever
- * server comes first; a file of mode 0600 owned by this uid.
+ * server comes first; a file of mode 0600 owned by this uid. For a
+ * directory {@linkcode preparePrivateDir} has just checked.
  *
  * @throws {SessionDirError} when the file is not a private regular file
  */
 export async function sessionSecret(dir: string): Promise<string> {
   const path = `${dir}/secret`;
-  await checkPrivateDir(dir);
   try {
     const file = await open(path, "wx", 0o600);
     const bytes = crypto.getRandomValues(new Uint8Array(32));
@@ -125,7 +125,7 @@ export async function sessionSecret(dir: string): Promise<string> {
   } catch (err) {
     if ((err as { code?: string }).code !== "EEXIST") throw err;
   }
-  return await readSessionSecret(dir);
+  return await readSecretFile(dir);
 }
 
 /**
@@ -136,6 +136,11 @@ export async function sessionSecret(dir: string): Promise<string> {
  */
 export async function readSessionSecret(dir: string): Promise<string> {
   await checkPrivateDir(dir);
+  return await readSecretFile(dir);
+}
+
+/** The secret file of a checked directory, once it is known to be a private file of this uid. */
+async function readSecretFile(dir: string): Promise<string> {
   const path = `${dir}/secret`;
   let st;
   try {

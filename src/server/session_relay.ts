@@ -2,10 +2,12 @@
  * The way in to a session that another server of the same user holds: a
  * stdio server whose client resumes a session it does not know connects to
  * that session's socket (session_dir.ts), proves it is the same user with
- * the directory's secret, and from then on passes frames both ways, so the
- * client speaks to the holding server as if directly. Frames, not bytes,
- * are passed: a frame the client's side refuses (too large, not UTF-8) is
- * answered here without cutting into the holder's stream.
+ * the directory's secret, and from then on passes the client's frames on
+ * one by one and the holder's output back as bytes, as they come, so the
+ * client speaks to the holding server as if directly. A frame the client's
+ * side refuses (too large, not UTF-8) is told to the holder in a link line
+ * of its own ({@linkcode refusedLine}), which answers it in its place in
+ * the stream.
  *
  * The link's first line each way (JSON, then `\n`):
  * `{"execServerLink":{"version":V,"secret":S}}` from the connecting server;
@@ -18,6 +20,7 @@ import { BinaryFrame, type FrameConnection, type IncomingFrame } from "../rpc/co
 import { ErrorCode } from "../protocol/errors.ts";
 import { connectUnix } from "../runtime/unix_socket.ts";
 import { FrameWriter } from "../transport/frame_writer.ts";
+import { concatBytes } from "../util/bytes.ts";
 import { VERSION } from "../version.ts";
 import { readSessionSecret, sessionSocketPath } from "./session_dir.ts";
 
@@ -130,16 +133,6 @@ async function firstLine(
   return [undefined, new Uint8Array()];
 }
 
-function concatBytes(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
-}
-
 /**
  * A link line telling the holder that the client sent a frame this side
  * refused: the holder answers it as if its own transport had refused it.
@@ -167,16 +160,19 @@ export interface ByteSink {
   onDrain(listener: () => void): void;
 }
 
-/** Pass the holder's output on, as it comes, pausing while `to` is congested. */
-export async function pumpBytes(link: SessionLink, to: ByteSink): Promise<void> {
+/** A wait for `to`'s next drain: what a pump awaits when `to` is congested. */
+function drainWaiter(to: { onDrain(listener: () => void): void }): () => Promise<void> {
   let drained: (() => void) | undefined;
   to.onDrain(() => drained?.());
+  return () => new Promise<void>((resolve) => drained = resolve).finally(() => drained = undefined);
+}
+
+/** Pass the holder's output on, as it comes, pausing while `to` is congested. */
+export async function pumpBytes(link: SessionLink, to: ByteSink): Promise<void> {
+  const drained = drainWaiter(to);
   let chunk: Uint8Array | undefined = link.leftover;
   while (true) {
-    if (chunk && chunk.byteLength > 0 && !to.sendBytes(chunk)) {
-      await new Promise<void>((resolve) => drained = resolve);
-      drained = undefined;
-    }
+    if (chunk && chunk.byteLength > 0 && !to.sendBytes(chunk)) await drained();
     chunk = await link.read();
     if (!chunk) return;
   }
@@ -203,8 +199,7 @@ export async function pumpFrames(
   to: Pick<FrameConnection, "send" | "onDrain">,
   refused: (frame: Exclude<IncomingFrame, { kind: "text" }>) => void,
 ): Promise<void> {
-  let drained: (() => void) | undefined;
-  to.onDrain(() => drained?.());
+  const drained = drainWaiter(to);
   while (true) {
     const next = await from.next();
     if (next.done) return;
@@ -218,7 +213,6 @@ export async function pumpFrames(
         ? new BinaryFrame(frame.text, frame.payload.field, frame.payload.bytes)
         : frame.text,
     );
-    if (!ok) await new Promise<void>((resolve) => drained = resolve);
-    drained = undefined;
+    if (!ok) await drained();
   }
 }

@@ -17,6 +17,7 @@ import {
   type UnixStream,
 } from "../runtime/unix_socket.ts";
 import { StdioConnection } from "../transport/stdio.ts";
+import { within } from "../util/deadline.ts";
 import { VERSION } from "../version.ts";
 import type { Logger } from "./logger.ts";
 import type { ResumableSession, SessionHost } from "./resumable.ts";
@@ -133,12 +134,7 @@ export class SessionSockets implements SessionHost {
       reuseWriteBuffer: true,
     });
     const frames = conn.frames()[Symbol.asyncIterator]();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), HELLO_TIMEOUT_MS);
-    });
-    const first = await Promise.race([frames.next(), timeout]);
-    clearTimeout(timer);
+    const first = await within(frames.next(), HELLO_TIMEOUT_MS);
     const hello = first && !first.done && first.value.kind === "text"
       ? parseLink(first.value.text)
       : undefined;

@@ -9,6 +9,7 @@
  */
 import type { FrameConnection, IncomingFrame } from "../rpc/connection.ts";
 import type { Logger } from "./logger.ts";
+import { within } from "../util/deadline.ts";
 import {
   type ByteSink,
   LinkRefusedError,
@@ -101,7 +102,7 @@ export async function relayIfHeldElsewhere(
   // connection end (and keeps the session), or the client sees EOF.
   await Promise.race([toHolder, toClient]).catch(() => {});
   await link.toHolder.close().catch(() => {});
-  await Promise.race([toClient.catch(() => {}), new Promise((r) => setTimeout(r, 1000))]);
+  await within(toClient.catch(() => {}), 1000);
   link.destroy();
   return "relayed";
 }
