@@ -10,7 +10,13 @@ import { ExecServerClient } from "../mod.ts";
 import { eventually, serverCommand } from "./harness.ts";
 import { sshdMissingReason, startSshd } from "./ssh_fixture.ts";
 import { startTokenServer } from "./codex_cli_fixture.ts";
-import { numberedLines, pidsMentioning, sessionDir, slowLines } from "./session_fixture.ts";
+import {
+  killAll,
+  numberedLines,
+  pidsMentioning,
+  sessionDir,
+  slowLines,
+} from "./session_fixture.ts";
 
 const missing = sshdMissingReason();
 const TOKEN = "client-session-test-token-0123456789";
@@ -66,7 +72,7 @@ Deno.test({
     } finally {
       await client.close();
       await sshd.stop();
-      for (const pid of await pidsMentioning(dir)) Deno.kill(pid, "SIGKILL");
+      await killAll(dir);
       await removeDir();
     }
   },
@@ -138,7 +144,7 @@ Deno.test({
       await attachAll(() => ssh(sessionId), processId, numberedLines(20), 3);
     } finally {
       await sshd.stop();
-      for (const pid of await pidsMentioning(dir)) Deno.kill(pid, "SIGKILL");
+      await killAll(dir);
       await removeDir();
     }
   },
@@ -189,7 +195,7 @@ Deno.test({
         "the tree to be killed at the end of its ttlMs",
       );
     } finally {
-      for (const pid of await pidsMentioning(marker)) Deno.kill(pid, "SIGKILL");
+      await killAll(marker);
       await stop();
     }
   },

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { shellQuote } from "../mod.ts";
-import { isAlive, type Msg, serverCommand, TestServer } from "./harness.ts";
+import { eventually, isAlive, type Msg, serverCommand, TestServer } from "./harness.ts";
 import type { SshFixture } from "./ssh_fixture.ts";
 
 /** A fresh private session directory (mode 0700, as mkdtemp makes it) and its removal. */
@@ -32,6 +32,19 @@ export async function pidsMentioning(text: string): Promise<number[]> {
     }
   }
   return pids;
+}
+
+/** SIGKILL every live process whose argv mentions any of `texts`, and wait until none is left. */
+export async function killAll(...texts: string[]): Promise<void> {
+  const left = async () => (await Promise.all(texts.map(pidsMentioning))).flat();
+  for (const pid of await left()) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Gone already.
+    }
+  }
+  await eventually(async () => (await left()).length === 0, 10_000, "every process to be gone");
 }
 
 /** A server started through `ssh`, speaking on ssh's stdio. */

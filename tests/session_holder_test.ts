@@ -13,7 +13,7 @@ import { chmod } from "node:fs/promises";
 import net from "node:net";
 import { join } from "node:path";
 import { eventually, TestServer } from "./harness.ts";
-import { pidsMentioning, sessionDir } from "./session_fixture.ts";
+import { killAll, pidsMentioning, sessionDir } from "./session_fixture.ts";
 
 Deno.test("session dir: an open directory's socket is not trusted; the resume is unknown", async () => {
   const [dir, removeDir] = await sessionDir();
@@ -67,7 +67,7 @@ Deno.test("session holder: SIGKILLed while it keeps a session, its reaper kills 
     );
   } finally {
     s.kill();
-    for (const pid of await pidsMentioning(marker)) Deno.kill(pid, "SIGKILL");
+    await killAll(marker);
     await removeDir();
   }
 });

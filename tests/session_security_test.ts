@@ -19,7 +19,7 @@ import process from "node:process";
 import { VERSION } from "../src/version.ts";
 import { CodexWs, startTokenServer } from "./codex_cli_fixture.ts";
 import { eventually, type Msg, serverCommand, startParams, TestServer } from "./harness.ts";
-import { pidsMentioning, sessionDir } from "./session_fixture.ts";
+import { killAll, pidsMentioning, sessionDir } from "./session_fixture.ts";
 
 const NOBODY = 65534;
 const SETPRIV = ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "--"];
@@ -70,19 +70,6 @@ async function holdSession(dir: string): Promise<Held> {
   server.child.stdin!.end();
   await eventually(() => server.stderr.includes("keeping 1 session(s)"), 10_000, "the linger");
   return { server, id: init.session.id, socket, marker };
-}
-
-/** SIGKILL whatever mentions any of `texts` and wait until it is gone. */
-async function killAll(...texts: string[]): Promise<void> {
-  const left = async () => (await Promise.all(texts.map(pidsMentioning))).flat();
-  for (const pid of await left()) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // Gone already.
-    }
-  }
-  await eventually(async () => (await left()).length === 0, 10_000, "every process to be gone");
 }
 
 /** A home (and DENO_DIR, TMPDIR) owned by uid 65534, and its removal. */
