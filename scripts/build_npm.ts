@@ -75,7 +75,7 @@ export function npmPackageJson(): Record<string, unknown> {
     ? { ".": deno.exports }
     : deno.exports as Record<string, string>;
   const deps = pkg.dependencies as Record<string, string>;
-  for (const name of ["node-pty", "smol-toml", "ws"]) {
+  for (const name of ["node-pty", "smol-toml", "ws", "@modelcontextprotocol/server"]) {
     if (!deps[name]) throw new NpmBuildError(`package.json has no dependency on ${name}`);
   }
   const main = compiledStem(denoExports["."]);
@@ -93,8 +93,13 @@ export function npmPackageJson(): Record<string, unknown> {
     files: ["esm/", "scripts/patch_node_pty.cjs", "README.md", "LICENSE"],
     // node-pty leaves PTY masters inheritable; see scripts/patch_node_pty.cjs.
     scripts: { postinstall: "node scripts/patch_node_pty.cjs --soft" },
-    // smol-toml reads the host's Codex config for environmentConfig/read.
-    dependencies: { "smol-toml": deps["smol-toml"], ws: deps.ws },
+    // smol-toml reads the host's Codex config for environmentConfig/read;
+    // the MCP SDK serves `exec-server mcp` (loaded only by it).
+    dependencies: {
+      "@modelcontextprotocol/server": deps["@modelcontextprotocol/server"],
+      "smol-toml": deps["smol-toml"],
+      ws: deps.ws,
+    },
     optionalDependencies: { "node-pty": deps["node-pty"] },
   };
 }

@@ -179,6 +179,7 @@ export function runCodex(
   prompt: string,
   sandbox = "danger-full-access",
   timeoutMs = 90_000,
+  extraEnv: Record<string, string> = {},
 ): Promise<CodexRun> {
   const bin = codexBinary()!;
   const child = spawn(bin, [
@@ -191,7 +192,13 @@ export function runCodex(
     prompt,
   ], {
     cwd,
-    env: { ...process.env, CODEX_HOME: home, OPENAI_API_KEY: "test", CODEX_EXEC_SERVER_URL: "" },
+    env: {
+      ...process.env,
+      CODEX_HOME: home,
+      OPENAI_API_KEY: "test",
+      CODEX_EXEC_SERVER_URL: "",
+      ...extraEnv,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

@@ -70,6 +70,7 @@ export interface CliOptions {
 export const HELP = `exec-server: run processes and file operations for a remote client
 
 Usage: exec-server [--listen stdio://|ws://HOST:PORT] [flags]
+       exec-server mcp [flags]      an MCP server (see exec-server mcp --help)
 
 Speaks the exec-server.v0 JSON-RPC protocol (newline-delimited JSON on
 stdin/stdout by default). Logs go to stderr only.

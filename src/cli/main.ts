@@ -13,9 +13,6 @@ import {
   stdoutWritable,
   stdoutWriteCompletes,
 } from "../runtime/runtime.ts";
-import { startLifeline } from "../process/lifeline.ts";
-import { loadNativePty } from "../process/pty_native.ts";
-import { provideNativeCalls } from "../runtime/native_calls.ts";
 import { createLogger, type Logger } from "../server/logger.ts";
 import { ExecServer } from "../server/server.ts";
 import { defaultSessionDir } from "../server/session_dir.ts";
@@ -23,6 +20,7 @@ import type { WebSocketServerHandle } from "../transport/serve_websocket.ts";
 import { StdioConnection } from "../transport/stdio.ts";
 import { VERSION } from "../version.ts";
 import { type CliOptions, HELP, parseCliArgs, UsageError } from "./args.ts";
+import { prepareProcess } from "./prepare_process.ts";
 
 /**
  * Run the program with `args` (without the program name).
@@ -30,6 +28,11 @@ import { type CliOptions, HELP, parseCliArgs, UsageError } from "./args.ts";
  * @returns the exit code
  */
 export async function main(args: string[]): Promise<number> {
+  if (args[0] === "mcp") {
+    // Loaded only here: the MCP SDK would otherwise add to every server's start.
+    const { mcpMain } = await import("./mcp_main.ts");
+    return await mcpMain(args.slice(1));
+  }
   let cli: CliOptions;
   try {
     cli = parseCliArgs(args);
@@ -133,15 +136,6 @@ async function serveStdio(server: ExecServer, conn: StdioConnection, logger: Log
   // now rather than leave its temporary files (abandoned replace handles).
   await server.endSessions();
   await conn.close();
-}
-
-/** What this process sets up before it serves anyone. */
-function prepareProcess(logger: Logger): void {
-  // Whatever ends this process, the processes it starts end with it.
-  startLifeline({ onProblem: (message) => logger.warn(message) });
-  // Calls Node lacks (bigger stdio pipes, write-behind) come from
-  // node-pty's patched addon, loaded on the first one needed.
-  provideNativeCalls(loadNativePty);
 }
 
 /** Wait until `conn` has written everything, or `ms` have passed. */

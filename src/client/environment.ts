@@ -11,6 +11,7 @@ import { LocalProcesses, type LocalProcessesOptions } from "./local_process.ts";
 import type { ExecProcess, SpawnedProcess } from "./process_handle.ts";
 import type { RunOptions, RunResult } from "./process_handle.ts";
 import { runProcess } from "./run.ts";
+import { sandboxedFileSystem } from "./sandboxed_fs.ts";
 import type { SandboxOptions, SpawnOptions } from "./spawn_options.ts";
 
 /** Options of {@linkcode Environment.local}. */
@@ -23,6 +24,11 @@ export interface RemoteEnvironmentOptions {
    * none). Needs bubblewrap on the server's host.
    */
   sandbox?: SandboxOptions | null;
+  /**
+   * Put file operations (`fs`) under `sandbox` too (default false): the
+   * server refuses, with `EACCES`, every path the sandbox does not allow.
+   */
+  sandboxFiles?: boolean;
 }
 
 /**
@@ -83,7 +89,10 @@ export class Environment {
    */
   static remote(client: ExecServerClient, options: RemoteEnvironmentOptions = {}): Environment {
     const processes = new TrackedProcesses(client, options.sandbox);
-    return new Environment("remote", processes, client.fs, () => processes.close());
+    const fs = options.sandboxFiles && options.sandbox
+      ? sandboxedFileSystem(client, options.sandbox)
+      : client.fs;
+    return new Environment("remote", processes, fs, () => processes.close());
   }
 
   /** Kill the process trees this environment started that still run. */
