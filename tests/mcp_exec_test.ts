@@ -5,20 +5,8 @@
  * Node and the binary.
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
-import { eventually, nodeServerCommand, pidsByArgv0, serverCommand } from "./harness.ts";
-import { DIST_BINARY } from "./binary_fixture.ts";
-import { callTool, initialize, McpStdio, textOf } from "./mcp_fixture.ts";
-
-/** The runtimes the MCP server is tested on: Deno from source, the npm build, the binary. */
-export function mcpRuntimes(): { name: string; command: () => string[]; ignore: boolean }[] {
-  return [
-    { name: "deno", command: serverCommand, ignore: false },
-    { name: "node", command: nodeServerCommand, ignore: false },
-    // CI builds the binary before the tests (.ci/run); elsewhere it may be missing.
-    { name: "binary", command: () => [DIST_BINARY], ignore: !existsSync(DIST_BINARY) },
-  ];
-}
+import { eventually, pidsByArgv0, serverCommand } from "./harness.ts";
+import { callTool, initialize, mcpRuntimes, McpStdio, textOf } from "./mcp_fixture.ts";
 
 async function withMcp(
   command: string[],

@@ -5,10 +5,22 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import process from "node:process";
-import { type Msg, serverCommand } from "./harness.ts";
+import { existsSync } from "node:fs";
+import { DIST_BINARY } from "./binary_fixture.ts";
+import { type Msg, nodeServerCommand, serverCommand } from "./harness.ts";
 
 /** The protocol version the tests' client asks for (the Codex CLI 0.171's). */
 export const CLIENT_PROTOCOL = "2025-06-18";
+
+/** The runtimes the MCP server is tested on: Deno from source, the npm build, the binary. */
+export function mcpRuntimes(): { name: string; command: () => string[]; ignore: boolean }[] {
+  return [
+    { name: "deno", command: serverCommand, ignore: false },
+    { name: "node", command: nodeServerCommand, ignore: false },
+    // CI builds the binary before the tests (.ci/run); elsewhere it may be missing.
+    { name: "binary", command: () => [DIST_BINARY], ignore: !existsSync(DIST_BINARY) },
+  ];
+}
 
 /** What every MCP test client does. */
 export interface McpClient {
