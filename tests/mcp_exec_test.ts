@@ -130,8 +130,11 @@ for (const rt of mcpRuntimes()) {
           chars: "hello\n",
           yield_time_ms: 5000,
         });
-        assert.match(outputOf(w), /got:hello/);
-        assert.equal(w.structuredContent.exit_code, 0);
+        const done = w.structuredContent.exit_code === null
+          ? await pollToExit(c, id)
+          : { text: "", last: w.structuredContent };
+        assert.match(outputOf(w) + done.text, /got:hello/);
+        assert.equal(done.last.exit_code, 0);
         // Without a tty, stdin is empty: cat ends at once instead of reading the MCP stream.
         const cat = await callTool(c, "exec_command", {
           cmd: "cat; echo cat-done",
@@ -156,14 +159,18 @@ for (const rt of mcpRuntimes()) {
 
 Deno.test("mcp: a cancelled call answers nothing, and the command runs on with its output kept", () =>
   withMcp(serverCommand(), [], async (c) => {
+    const go = `/tmp/mcp-cancel-${crypto.randomUUID()}`;
     const id = c.nextId;
+    // The command cannot end before the test lets it (by creating `go`).
     const pending = c.request("tools/call", {
       name: "exec_command",
-      arguments: { cmd: "echo before; sleep 1; echo after", yield_time_ms: 30000 },
+      arguments: {
+        cmd: `echo before; while [ ! -e ${go} ]; do sleep 0.05; done; echo after; rm ${go}`,
+        yield_time_ms: 30000,
+      },
     });
     let answered = false;
     pending.then(() => answered = true, () => {});
-    await new Promise((r) => setTimeout(r, 300));
     await c.notify("notifications/cancelled", { requestId: id, reason: "test" });
     let session = 0;
     await eventually(async () => {
@@ -171,6 +178,7 @@ Deno.test("mcp: a cancelled call answers nothing, and the command runs on with i
       session = l.structuredContent.sessions[0]?.session_id ?? 0;
       return session !== 0;
     });
+    await Deno.writeTextFile(go, "");
     const rest = await pollToExit(c, session);
     assert.equal(rest.text, "before\nafter\n");
     assert.equal(rest.last.exit_code, 0);
@@ -190,9 +198,18 @@ Deno.test("mcp: kill_session kills the whole tree, and a signal reaches the grou
     assert.notEqual(k.structuredContent.exit_code, null, textOf(k));
     await eventually(async () => (await pidsByArgv0(marker)).length === 0);
     const t = await callTool(c, "exec_command", {
-      cmd: "trap 'echo got-int; exit 5' INT; while :; do sleep 0.1; done",
+      cmd: "trap 'echo got-int; exit 5' INT; echo trap-set; while :; do sleep 0.1; done",
       yield_time_ms: 300,
     });
+    // The signal goes only once the trap is in place, however slow the shell is to start.
+    let seen = outputOf(t);
+    while (!seen.includes("trap-set")) {
+      const p = await callTool(c, "write_stdin", {
+        session_id: t.structuredContent.session_id,
+        yield_time_ms: 200,
+      });
+      seen += outputOf(p);
+    }
     const s = await callTool(c, "kill_session", {
       session_id: t.structuredContent.session_id,
       signal: "SIGINT",

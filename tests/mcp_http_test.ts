@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eventually } from "./harness.ts";
-import { callTool, initialize, McpHttp, startMcpHttp, textOf } from "./mcp_fixture.ts";
+import { callTool, initialize, McpHttp, mcpRuntimes, startMcpHttp, textOf } from "./mcp_fixture.ts";
 
 /** POST the initialize request with exactly these headers. */
 function rawPost(
@@ -131,22 +131,28 @@ Deno.test("mcp http: a cancellation POSTed on the session ends the wait, not the
   try {
     const client = new McpHttp(server.url, server.token);
     await initialize(client);
+    // The command cannot end before the test lets it (by creating `go`).
+    const go = `/tmp/mcp-http-cancel-${crypto.randomUUID()}`;
     const id = client.nextId;
     const aborter = new AbortController();
     const pending = client.request("tools/call", {
       name: "exec_command",
-      arguments: { cmd: "echo first; sleep 1; echo second", yield_time_ms: 30000 },
+      arguments: {
+        cmd: `echo first; while [ ! -e ${go} ]; do sleep 0.05; done; echo second; rm ${go}`,
+        yield_time_ms: 30000,
+      },
     }, aborter.signal).catch((err) => err);
-    await new Promise((r) => setTimeout(r, 300));
-    await client.notify("notifications/cancelled", { requestId: id, reason: "timeout" });
-    aborter.abort();
-    await pending;
+    // Cancelled once it is in flight (the POSTs are separate and could overtake each other).
     let session = 0;
     await eventually(async () => {
       const l = await callTool(client, "list_sessions");
       session = l.structuredContent.sessions[0]?.session_id ?? 0;
       return session !== 0;
     });
+    await client.notify("notifications/cancelled", { requestId: id, reason: "timeout" });
+    aborter.abort();
+    await pending;
+    await Deno.writeTextFile(go, "");
     let out = "";
     for (;;) {
       const r = await callTool(client, "write_stdin", { session_id: session, yield_time_ms: 2000 });
@@ -160,3 +166,49 @@ Deno.test("mcp http: a cancellation POSTed on the session ends the wait, not the
     await server.stop();
   }
 });
+
+for (const rt of mcpRuntimes()) {
+  Deno.test({
+    name: `mcp http (${rt.name}): a client that hangs up on a call leaves its output to the next`,
+    ignore: rt.ignore,
+    fn: async () => {
+      const server = await startMcpHttp([], rt.command());
+      try {
+        const client = new McpHttp(server.url, server.token);
+        await initialize(client);
+        const go = `/tmp/mcp-http-hangup-${crypto.randomUUID()}`;
+        const aborter = new AbortController();
+        const pending = client.request("tools/call", {
+          name: "exec_command",
+          arguments: {
+            cmd: `echo a; while [ ! -e ${go} ]; do sleep 0.05; done; echo b; rm ${go}`,
+            yield_time_ms: 30000,
+          },
+        }, aborter.signal).catch((err) => err);
+        let session = 0;
+        await eventually(async () => {
+          const l = await callTool(client, "list_sessions");
+          session = l.structuredContent.sessions[0]?.session_id ?? 0;
+          return session !== 0;
+        });
+        // No cancellation: the connection just closes, as a killed client's would.
+        aborter.abort();
+        await pending;
+        await Deno.writeTextFile(go, "");
+        let out = "";
+        for (;;) {
+          const r = await callTool(client, "write_stdin", {
+            session_id: session,
+            yield_time_ms: 2000,
+          });
+          out += r.structuredContent.output;
+          if (r.structuredContent.exit_code !== null) break;
+        }
+        assert.equal(out, "a\nb\n");
+        await client.close();
+      } finally {
+        await server.stop();
+      }
+    },
+  });
+}

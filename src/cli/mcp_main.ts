@@ -8,7 +8,6 @@
  */
 import { statSync } from "node:fs";
 import process from "node:process";
-import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { ExecServerClient } from "../client/client.ts";
 import { connectInProcess } from "../client/connect/in_process.ts";
 import { Environment } from "../client/environment.ts";
@@ -16,6 +15,7 @@ import type { SandboxOptions } from "../client/spawn_options.ts";
 import type { SshBootstrapOptions } from "../client/ssh_bootstrap.ts";
 import { ExecMcp } from "../mcp/exec_mcp.ts";
 import { serveMcpHttp } from "../mcp/http_endpoint.ts";
+import { serveMcpStdio } from "../mcp/sdk_server.ts";
 import { isSingleExecutable, onSignal } from "../runtime/runtime.ts";
 import { ListenError } from "../runtime/websocket_server.ts";
 import { createLogger, type Logger } from "../server/logger.ts";
@@ -134,13 +134,9 @@ async function serveClients(
   ended: () => void,
 ): Promise<(() => Promise<void>) | number> {
   if (cli.listen.kind === "stdio") {
-    const handle = serveStdio(() => mcp.createServer(), {
-      onerror: (err) => logger.warn(`stdio: ${err.message}`),
-    });
-    // The client closing stdin is the end of the session (MCP's stdio binding).
-    process.stdin.once("end", ended);
-    process.stdin.once("close", ended);
-    return () => handle.close();
+    const stdio = serveMcpStdio(mcp, { onProblem: (m) => logger.warn(m) });
+    stdio.ended.then(ended);
+    return () => stdio.close();
   }
   const { hostname, port, path } = cli.listen;
   try {

@@ -1,13 +1,12 @@
 /**
- * The MCP façade: the tools of {@linkcode TOOLS} over one
- * {@linkcode Environment} (this host, or a remote one through the client),
- * served by the official MCP SDK's low-level `Server`. One `ExecMcp` holds
- * the sessions; each MCP connection gets its own SDK `Server` on it, so
- * every client of an HTTP endpoint sees the same commands.
+ * The MCP façade's core: the tools of `TOOLS` over one
+ * {@linkcode Environment} (this host, or a remote one through the client).
+ * One `ExecMcp` holds the commands; each MCP connection (sdk_server.ts)
+ * calls into it, so every client of an HTTP endpoint sees the same ones.
  *
  * @module
  */
-import { ProtocolError, ProtocolErrorCode, Server, type Tool } from "@modelcontextprotocol/server";
+import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import type { Environment } from "../client/environment.ts";
 import { FileSystemError } from "../fs/types.ts";
 import { ExecSessions } from "./exec_sessions.ts";
@@ -84,9 +83,10 @@ function expected(err: unknown): boolean {
  * ```ts
  * import { Environment } from "../client/environment.ts";
  * import { ExecMcp } from "./exec_mcp.ts";
- * import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
  * const mcp = new ExecMcp(Environment.local(), { root: "/srv/app" });
- * await mcp.createServer().connect(new StdioServerTransport());
+ * const r = await mcp.call("exec_command", { cmd: "ls" });
+ * console.log(r.content[0]);
+ * await mcp.close();
  * ```
  */
 export class ExecMcp {
@@ -99,10 +99,13 @@ export class ExecMcp {
   #login: Promise<LoginInfo> | undefined;
 
   /**
+   * Offer the tools over `target`.
+   *
    * @param target where the tools act, or how to reach it: connecting
    *   waits for the first call, so that a client's handshake never waits
    *   for an ssh (a failed connect is tried again by the next call).
    *   Closing this `ExecMcp` does not close the environment.
+   * @param options what the tools may do, and how they describe themselves
    */
   constructor(target: Environment | (() => Promise<Environment>), options: ExecMcpOptions = {}) {
     this.#target = typeof target === "function" ? target : () => Promise.resolve(target);
@@ -111,30 +114,25 @@ export class ExecMcp {
     this.tools = toolsFor(options.readOnly ?? false, options.root);
   }
 
-  /**
-   * A new SDK server for one MCP connection (stdio, or one HTTP session);
-   * when the connection closes, the commands started through it are killed.
-   */
-  createServer(): Server {
-    const server = new Server(
-      { name: "exec-server", version: this.#options.version ?? "0" },
-      { capabilities: { tools: {} }, instructions: this.#instructions() },
-    );
-    const owner = {};
-    // The descriptors are plain JSON; the SDK's type spells JSON out in full.
-    server.setRequestHandler("tools/list", () => ({ tools: [...this.tools] as Tool[] }));
-    server.setRequestHandler(
-      "tools/call",
-      (request, ctx) =>
-        this.call(request.params.name, (request.params.arguments ?? {}) as Args, {
-          signal: ctx.mcpReq.signal,
-          owner,
-        }),
-    );
-    server.onclose = () => {
-      this.#env?.then(({ sessions }) => sessions.closeOwner(owner)).catch(() => {});
-    };
-    return server;
+  /** What the client shows its model about these tools (MCP's `instructions`). */
+  get instructions(): string {
+    const where = this.#options.targetName ?? "this host";
+    const paths = this.#options.root
+      ? `Relative paths resolve against ${this.#options.root}.`
+      : "Paths must be absolute.";
+    return `Commands and files on ${where}. ${paths} Long commands return a session_id: ` +
+      `poll it with write_stdin.`;
+  }
+
+  /** The server's version, as `initialize` names it. */
+  get version(): string {
+    return this.#options.version ?? "0";
+  }
+
+  /** Kill the trees of the commands `owner` (one MCP connection) started that still run. */
+  async releaseOwner(owner: object): Promise<void> {
+    const connected = await this.#env?.catch(() => undefined);
+    await connected?.sessions.closeOwner(owner);
   }
 
   /**
@@ -206,14 +204,5 @@ export class ExecMcp {
       throw err;
     });
     return this.#login;
-  }
-
-  #instructions(): string {
-    const where = this.#options.targetName ?? "this host";
-    const paths = this.#options.root
-      ? `Relative paths resolve against ${this.#options.root}.`
-      : "Paths must be absolute.";
-    return `Commands and files on ${where}. ${paths} Long commands return a session_id: ` +
-      `poll it with write_stdin.`;
   }
 }

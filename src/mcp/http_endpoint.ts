@@ -20,6 +20,7 @@ import {
 } from "../transport/websocket_auth.ts";
 import { within } from "../util/deadline.ts";
 import type { ExecMcp } from "./exec_mcp.ts";
+import { connectionServer } from "./sdk_server.ts";
 
 /** Options of {@linkcode serveMcpHttp}. */
 export interface McpHttpOptions {
@@ -212,6 +213,6 @@ async function openSession(
   transport.onclose = () => {
     if (transport.sessionId) sessions.delete(transport.sessionId);
   };
-  await mcp.createServer().connect(transport);
+  await connectionServer(mcp).connect(transport);
   return await transport.handleRequest(req);
 }

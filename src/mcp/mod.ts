@@ -17,6 +17,8 @@
  * @module
  */
 export { ExecMcp, type ExecMcpOptions } from "./exec_mcp.ts";
+export { type McpStdioHandle, serveMcpStdio } from "./sdk_server.ts";
+export type { Args } from "./tool_args.ts";
 export { type McpHttpHandle, type McpHttpOptions, serveMcpHttp } from "./http_endpoint.ts";
 export { type ToolDescriptor, TOOLS, toolsFor } from "./tool_list.ts";
 export type { ContentBlock, ToolResult } from "./tool_result.ts";
