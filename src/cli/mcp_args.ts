@@ -115,9 +115,6 @@ export function parseMcpListen(text: string): McpListen {
       `--listen http:// needs a port (0 picks one), got ${JSON.stringify(text)}`,
     );
   }
-  if (Number(port[1]) > 65535) {
-    throw new UsageError(`--listen port must be at most 65535, got ${JSON.stringify(text)}`);
-  }
   if (url.search || url.hash) {
     throw new UsageError(`--listen takes no query, got ${JSON.stringify(text)}`);
   }

@@ -42,6 +42,7 @@ export {
   SpawnError,
 } from "./errors.ts";
 export { LocalProcesses, type LocalProcessesOptions } from "./local_process.ts";
+export { sandboxedFileSystem } from "./sandboxed_fs.ts";
 export {
   DEFAULT_CWD,
   DEFAULT_ENV,
