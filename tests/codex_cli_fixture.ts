@@ -128,15 +128,8 @@ export type EnvironmentEntry =
   | { url: string; token?: string }
   | { program: string; args: string[] };
 
-/**
- * A CODEX_HOME with the mock model and one remote environment, include_local = false;
- * `extraConfig` lines are appended to its config.toml.
- */
-export async function codexHome(
-  model: MockModel,
-  env: EnvironmentEntry,
-  extraConfig: string[] = [],
-): Promise<string> {
+/** A CODEX_HOME whose config.toml uses the mock model, then `extraConfig`'s lines. */
+export async function mockModelHome(model: MockModel, extraConfig: string[] = []): Promise<string> {
   const home = await mkdtemp(join(tmpdir(), "codex-home-"));
   await writeFile(
     join(home, "config.toml"),
@@ -150,6 +143,19 @@ export async function codexHome(
       ...extraConfig,
     ].join("\n") + "\n",
   );
+  return home;
+}
+
+/**
+ * A CODEX_HOME with the mock model and one remote environment, include_local = false;
+ * `extraConfig` lines are appended to its config.toml.
+ */
+export async function codexHome(
+  model: MockModel,
+  env: EnvironmentEntry,
+  extraConfig: string[] = [],
+): Promise<string> {
+  const home = await mockModelHome(model, extraConfig);
   const entry = "url" in env
     ? [
       `url = ${JSON.stringify(env.url)}`,

@@ -15,6 +15,7 @@ import { join } from "node:path";
 import {
   codexBinary,
   MockModel,
+  mockModelHome,
   runCodex,
   startTokenServer,
   type Step,
@@ -132,24 +133,14 @@ async function drive(server: string[], env: Record<string, string> = {}) {
   await writeFile(join(dir, "app.py"), "def f():\n    return 1\n");
   const marker = `mcp-codex-${crypto.randomUUID().slice(0, 8)}`;
   const model = await new MockModel(script(dir, marker)).start();
-  const home = await mkdtemp(join(tmpdir(), "codex-home-"));
-  await writeFile(
-    join(home, "config.toml"),
-    [
-      `model = "gpt-5"`,
-      `model_provider = "mock"`,
-      `[model_providers.mock]`,
-      `name = "mock"`,
-      `base_url = "${model.url}"`,
-      `wire_api = "responses"`,
-      `[mcp_servers.exec]`,
-      ...server,
-      `tool_timeout_sec = ${TOOL_TIMEOUT_S}`,
-      // Waited for however busy the machine is (the default gives a server 1 s).
-      `required = true`,
-      `startup_timeout_sec = 60`,
-    ].join("\n") + "\n",
-  );
+  const home = await mockModelHome(model, [
+    `[mcp_servers.exec]`,
+    ...server,
+    `tool_timeout_sec = ${TOOL_TIMEOUT_S}`,
+    // Waited for however busy the machine is (the default gives a server 1 s).
+    `required = true`,
+    `startup_timeout_sec = 60`,
+  ]);
   try {
     const run = await runCodex(home, dir, "do the task", "danger-full-access", 120_000, env);
     assert.equal(run.code, 0, run.output);

@@ -111,12 +111,7 @@ Deno.test("mcp http: a token file is used, and clients share the commands", asyn
     assert.ok(
       listed.structuredContent.sessions.some((s: { session_id: number }) => s.session_id === id),
     );
-    let out = started.structuredContent.output;
-    for (;;) {
-      const r = await callTool(b, "write_stdin", { session_id: id, yield_time_ms: 2000 });
-      out += r.structuredContent.output;
-      if (r.structuredContent.exit_code !== null) break;
-    }
+    const out = started.structuredContent.output + await readToExit(b, id);
     assert.equal(out, "from-a\ndone-a\n");
     await a.close();
     await b.close();
@@ -126,40 +121,63 @@ Deno.test("mcp http: a token file is used, and clients share the commands", asyn
   }
 });
 
+/**
+ * Start a command held until `release()` (so it cannot end early), in a
+ * call that is in flight once this returns; `hangUp()` drops the call's
+ * connection.
+ */
+async function heldCall(client: McpHttp, first: string, second: string) {
+  const go = `/tmp/mcp-http-held-${crypto.randomUUID()}`;
+  const requestId = client.nextId;
+  const aborter = new AbortController();
+  const pending = client.request("tools/call", {
+    name: "exec_command",
+    arguments: {
+      cmd: `echo ${first}; while [ ! -e ${go} ]; do sleep 0.05; done; echo ${second}; rm ${go}`,
+      yield_time_ms: 30000,
+    },
+  }, aborter.signal).catch((err) => err);
+  // In flight once listed (the POSTs are separate and could overtake each other).
+  let session = 0;
+  await eventually(async () => {
+    const l = await callTool(client, "list_sessions");
+    session = l.structuredContent.sessions[0]?.session_id ?? 0;
+    return session !== 0;
+  });
+  return {
+    requestId,
+    session,
+    hangUp: async () => {
+      aborter.abort();
+      await pending;
+    },
+    release: () => Deno.writeTextFile(go, ""),
+  };
+}
+
+/** Poll `session` until it exits; all the output read. */
+async function readToExit(client: McpHttp, session: number): Promise<string> {
+  let out = "";
+  for (;;) {
+    const r = await callTool(client, "write_stdin", { session_id: session, yield_time_ms: 2000 });
+    out += r.structuredContent.output;
+    if (r.structuredContent.exit_code !== null) return out;
+  }
+}
+
 Deno.test("mcp http: a cancellation POSTed on the session ends the wait, not the command", async () => {
   const server = await startMcpHttp();
   try {
     const client = new McpHttp(server.url, server.token);
     await initialize(client);
-    // The command cannot end before the test lets it (by creating `go`).
-    const go = `/tmp/mcp-http-cancel-${crypto.randomUUID()}`;
-    const id = client.nextId;
-    const aborter = new AbortController();
-    const pending = client.request("tools/call", {
-      name: "exec_command",
-      arguments: {
-        cmd: `echo first; while [ ! -e ${go} ]; do sleep 0.05; done; echo second; rm ${go}`,
-        yield_time_ms: 30000,
-      },
-    }, aborter.signal).catch((err) => err);
-    // Cancelled once it is in flight (the POSTs are separate and could overtake each other).
-    let session = 0;
-    await eventually(async () => {
-      const l = await callTool(client, "list_sessions");
-      session = l.structuredContent.sessions[0]?.session_id ?? 0;
-      return session !== 0;
+    const call = await heldCall(client, "first", "second");
+    await client.notify("notifications/cancelled", {
+      requestId: call.requestId,
+      reason: "timeout",
     });
-    await client.notify("notifications/cancelled", { requestId: id, reason: "timeout" });
-    aborter.abort();
-    await pending;
-    await Deno.writeTextFile(go, "");
-    let out = "";
-    for (;;) {
-      const r = await callTool(client, "write_stdin", { session_id: session, yield_time_ms: 2000 });
-      out += r.structuredContent.output;
-      if (r.structuredContent.exit_code !== null) break;
-    }
-    assert.equal(out, "first\nsecond\n");
+    await call.hangUp();
+    await call.release();
+    assert.equal(await readToExit(client, call.session), "first\nsecond\n");
     assert.match(textOf(await callTool(client, "list_sessions")), /No sessions/);
     await client.close();
   } finally {
@@ -176,35 +194,11 @@ for (const rt of mcpRuntimes()) {
       try {
         const client = new McpHttp(server.url, server.token);
         await initialize(client);
-        const go = `/tmp/mcp-http-hangup-${crypto.randomUUID()}`;
-        const aborter = new AbortController();
-        const pending = client.request("tools/call", {
-          name: "exec_command",
-          arguments: {
-            cmd: `echo a; while [ ! -e ${go} ]; do sleep 0.05; done; echo b; rm ${go}`,
-            yield_time_ms: 30000,
-          },
-        }, aborter.signal).catch((err) => err);
-        let session = 0;
-        await eventually(async () => {
-          const l = await callTool(client, "list_sessions");
-          session = l.structuredContent.sessions[0]?.session_id ?? 0;
-          return session !== 0;
-        });
+        const call = await heldCall(client, "a", "b");
         // No cancellation: the connection just closes, as a killed client's would.
-        aborter.abort();
-        await pending;
-        await Deno.writeTextFile(go, "");
-        let out = "";
-        for (;;) {
-          const r = await callTool(client, "write_stdin", {
-            session_id: session,
-            yield_time_ms: 2000,
-          });
-          out += r.structuredContent.output;
-          if (r.structuredContent.exit_code !== null) break;
-        }
-        assert.equal(out, "a\nb\n");
+        await call.hangUp();
+        await call.release();
+        assert.equal(await readToExit(client, call.session), "a\nb\n");
         await client.close();
       } finally {
         await server.stop();

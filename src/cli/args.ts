@@ -179,6 +179,17 @@ export function parseListen(text: string): ListenAddress {
   return { kind: "ws", hostname, port: Number(port[1]) };
 }
 
+/** Parse `--log-level` (default `warn`). */
+export function parseLogLevel(text: string | undefined): LogLevel {
+  const level = (text ?? "warn") as LogLevel;
+  if (!LOG_LEVELS.includes(level)) {
+    throw new UsageError(
+      `--log-level must be one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(text)}`,
+    );
+  }
+  return level;
+}
+
 /**
  * Parse the command line (without the program name).
  *
@@ -220,12 +231,7 @@ export function parseCliArgs(args: string[]): CliOptions {
     throw new UsageError(err instanceof Error ? err.message : String(err));
   }
   const v = parsed.values;
-  const logLevel = (v["log-level"] ?? "warn") as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new UsageError(
-      `--log-level must be one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(v["log-level"])}`,
-    );
-  }
+  const logLevel = parseLogLevel(v["log-level"]);
   return {
     help: v.help ?? false,
     version: v.version ?? false,

@@ -6,8 +6,8 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { LOG_LEVELS, type LogLevel } from "../server/logger.ts";
-import { UsageError } from "./args.ts";
+import type { LogLevel } from "../server/logger.ts";
+import { parseLogLevel, UsageError } from "./args.ts";
 
 /** Where MCP clients connect. */
 export type McpListen =
@@ -215,12 +215,7 @@ export function parseMcpArgs(args: string[]): McpCliOptions {
     throw new UsageError(err instanceof Error ? err.message : String(err));
   }
   const v = parsed.values;
-  const logLevel = (v["log-level"] ?? "warn") as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new UsageError(
-      `--log-level must be one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(logLevel)}`,
-    );
-  }
+  const logLevel = parseLogLevel(v["log-level"]);
   const listen = parseMcpListen(v.listen ?? "stdio://");
   if (listen.kind === "stdio" && (v["token-file"] || v["no-auth"] || v["allow-origin"])) {
     throw new UsageError("--token-file, --no-auth and --allow-origin need --listen http://...");

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { concatBytes } from "../util/bytes.ts";
 
 /** What one read returns. */
 export interface WindowRead {
@@ -76,8 +77,8 @@ export class OutputWindow {
    * is empty afterwards.
    */
   read(capBytes: number): WindowRead {
-    const head = concat(this.#head, this.#headBytes);
-    const tail = concat(this.#tail, this.#tailBytes);
+    const head = concatBytes(this.#head, this.#headBytes);
+    const tail = concatBytes(this.#tail, this.#tailBytes);
     const totalBytes = this.size;
     let omitted = this.#omitted;
     this.#head = [];
@@ -127,21 +128,10 @@ function decode(bytes: Uint8Array): string {
   return decoder.decode(bytes);
 }
 
-function concat(chunks: Uint8Array[], total: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
-}
-
 function join(a: Uint8Array, b: Uint8Array): Uint8Array {
   if (b.length === 0) return a;
   if (a.length === 0) return b;
-  return concat([a, b], a.length + b.length);
+  return concatBytes([a, b]);
 }
 
 /** The largest index ≤ `at` that does not split a UTF-8 character. */
