@@ -20,6 +20,7 @@ import { measureStreams } from "./bench/measure_streams.ts";
 import { parseConfig } from "./bench/config.ts";
 import { measureFilesystem } from "./bench/measure_fs.ts";
 import { measureSessionRelay } from "./bench/measure_sessions.ts";
+import { measureMcp } from "./bench/measure_mcp.ts";
 import {
   measureColdStart,
   measureConcurrentSpawns,
@@ -64,6 +65,7 @@ async function main(): Promise<void> {
   // Each transport gets a server of its own, started by the client library.
   await measureStreams(cfg, rep);
   await measureSessionRelay(cfg, rep);
+  await measureMcp(cfg, rep);
 
   const totalS = (performance.now() - started) / 1000;
   console.error(`done in ${totalS.toFixed(1)} s`);
